@@ -1,0 +1,47 @@
+# strata's entry points. Quick start: `make demo`, `make test`. Every target runs the set-up first (idempotent).
+BUILD      ?= build
+JOBS       ?= $(shell nproc)
+CMAKE_GEN  := -G Ninja
+STRATA     := $(BUILD)/bin/strata
+FUZZ_SECONDS ?= 20
+
+.PHONY: setup build demo test asan fuzz bench clean
+
+setup:
+	@bash scripts/setup
+
+$(BUILD)/build.ninja: CMakeLists.txt | setup
+	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release
+
+build: setup $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+# The main job on a built-in example.
+demo: build
+	$(STRATA) plan --model gpt3-175b --cluster dgx-a100:16+dgx-h100:16 --gbs 1536
+
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) --timeout 600
+
+# AddressSanitizer + UndefinedBehaviorSanitizer build of the library and tests (executor tests included).
+asan: setup
+	cmake -S . -B build-asan $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug -DSTRATA_SANITIZE=ON -DSTRATA_BENCH=OFF
+	cmake --build build-asan -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=0 ctest --test-dir build-asan --output-on-failure -j $(JOBS) --timeout 900
+
+# libFuzzer targets for every parser, each run for FUZZ_SECONDS.
+fuzz: setup
+	cmake -S . -B build-fuzz $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+	  -DSTRATA_FUZZ=ON -DSTRATA_WITH_EXEC=OFF -DSTRATA_TESTS=OFF -DSTRATA_BENCH=OFF
+	cmake --build build-fuzz -j $(JOBS)
+	@set -e; for f in build-fuzz/fuzz/*; do \
+	  name=$$(basename $$f); mkdir -p build-fuzz/corpus/$$name; \
+	  echo "fuzz: $$name for $(FUZZ_SECONDS) s"; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=0 build-fuzz/corpus/$$name fuzz/corpus/$$name 2>&1 | tail -n 2; \
+	done
+
+bench: build
+	@set -e; for b in $(BUILD)/bench/*; do echo "== $$b"; $$b; done
+
+clean:
+	rm -rf $(BUILD) build-asan build-fuzz

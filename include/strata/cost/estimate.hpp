@@ -1,0 +1,67 @@
+// cost/estimate: the analytical cost model's entry point — time and memory of one strategy on one cluster —
+// and its result types. Every consumer (plan, sim, sched, exec, export, cli) reads these.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "strata/cost/strategy.hpp"
+#include "strata/hw/cluster.hpp"
+#include "strata/model/model.hpp"
+
+namespace strata::cost {
+
+struct Profile;           // measured per-layer times (cost/profile.hpp), optional
+struct CostConstants;     // fitted efficiencies/overheads (cost/constants.hpp, data/cost_constants.json)
+
+struct MemoryBreakdown {
+  double weights_bytes = 0, gradients_bytes = 0, optimizer_bytes = 0;
+  double activations_bytes = 0, buffers_bytes = 0, workspace_bytes = 0;
+  double total_bytes() const {
+    return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes + buffers_bytes + workspace_bytes;
+  }
+};
+
+// One pipeline stage (all its chunks when interleaved). Times are per micro-batch unless noted.
+struct StageEstimate {
+  std::vector<int> devices;            // every device of the stage (dp × tp)
+  std::string gpu;                     // GPU type name (the slowest one if mixed)
+  std::vector<int> layers;             // layer indices held (all chunks)
+  double fwd_s = 0;                    // forward of one micro-batch (compute + exposed TP comm)
+  double bwd_s = 0;                    // backward incl. recompute (compute + exposed TP comm)
+  double time_s = 0;                   // t_i = fwd_s + bwd_s
+  double compute_s = 0;                // compute part of time_s
+  double tp_comm_s = 0;                // exposed TP communication part of time_s
+  double p2p_s = 0;                    // e_i: send activation to the next stage + gradient back (0 on last)
+  double dp_comm_s = 0;                // exposed data-parallel communication per iteration
+  double optimizer_s = 0;              // optimizer step per iteration
+  double bubble_s = 0;                 // idle time per iteration
+  MemoryBreakdown memory;              // per device of this stage (the peak one)
+  double memory_bytes = 0;             // memory.total_bytes()
+  double memory_capacity_bytes = 0;    // the device's capacity
+  bool fits = true;
+};
+
+struct Estimate {
+  double iteration_time_s = 0;
+  double samples_per_s = 0, tokens_per_s = 0;
+  double tflops_per_gpu = 0;           // model FLOPs (PTD-P count for GPT) / time / GPUs / 1e12
+  double mfu = 0;                      // model FLOP/s over peak FLOP/s summed over devices
+  bool fits = true;
+  double peak_memory_bytes = 0;        // max over devices
+  std::string not_fit_reason;          // empty when it fits
+  std::vector<StageEstimate> stages;
+};
+
+struct CostOptions {
+  const Profile* profile = nullptr;          // overrides the roofline when given
+  const CostConstants* constants = nullptr;  // nullptr = the built-in fitted constants
+};
+
+// Estimates one complete, valid strategy (see complete_strategy). Deterministic and allocation-light.
+Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s, const CostOptions& opt = {});
+
+nlohmann::ordered_json to_json(const Estimate& e);
+
+}  // namespace strata::cost

@@ -1,0 +1,66 @@
+// hw/hardware: the hardware catalog — GPU types (peak FLOP/s per dtype, memory, memory bandwidth), link types
+// (bandwidth one direction, latency) and node presets — loaded from data/gpus.json, data/links.json and
+// data/nodes.json (embedded). Each number's source is cited in those files.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace strata::hw {
+
+enum class Dtype { fp32, tf32, fp16, bf16, fp8 };
+std::string_view to_string(Dtype d);
+// Parses "fp32", "tf32", "fp16", "bf16", "fp8"; InputError naming `where` otherwise.
+Dtype parse_dtype(std::string_view text, const std::string& where);
+// Bytes of one element of this dtype (tf32 is stored as 4 bytes).
+double dtype_bytes(Dtype d);
+
+struct GpuSpec {
+  std::string name;                       // catalog key, lower-case: "a100-80gb", "v100-16gb", "t4", "cpu"
+  std::string display_name;               // "NVIDIA A100 SXM4 80GB"
+  std::string vendor;                     // "nvidia", "amd", "cpu"
+  double memory_bytes = 0;                // device memory capacity
+  double memory_bw_bytes_per_s = 0;       // HBM/GDDR bandwidth
+  std::map<Dtype, double> peak_flops;     // dense peak FLOP/s per supported dtype
+  std::string source;                     // citation
+  // Peak FLOP/s for `d`; when the type lacks `d` (e.g. fp8 on A100, bf16 on V100) falls back to the best
+  // supported lower precision path in the order fp8→fp16/bf16→tf32→fp32 (documented in docs/hardware.md).
+  double peak(Dtype d) const;
+};
+
+struct LinkSpec {
+  std::string name;                       // "nvlink3", "pcie3", "ib-hdr", "eth-25g", "nvswitch3"...
+  double bw_bytes_per_s = 0;              // one direction, per device (per port for NICs)
+  double latency_s = 0;
+  std::string source;
+};
+
+// A node type: GPUs of one type with an intra-node interconnect and NICs for inter-node traffic.
+struct NodeSpec {
+  std::string name;                       // "p3.8xlarge", "dgx-a100", ...
+  std::string gpu;                        // GpuSpec name
+  int gpus = 0;                           // GPUs per node
+  std::string intra_link;                 // LinkSpec name used between any two GPUs of the node
+  int nics = 1;                           // number of NICs
+  std::string nic_link;                   // LinkSpec name of each NIC
+  // Optional explicit GPU×GPU bandwidth matrix (bytes/s) inside the node, overriding intra_link.
+  std::optional<std::vector<std::vector<double>>> intra_bw_matrix;
+  std::string source;
+};
+
+struct Catalog {
+  std::vector<GpuSpec> gpus;
+  std::vector<LinkSpec> links;
+  std::vector<NodeSpec> nodes;
+  // Lookups by name (case-insensitive); InputError "unknown GPU type 'x' (valid: ...)" naming `where`.
+  const GpuSpec& gpu(std::string_view name, const std::string& where = "gpu") const;
+  const LinkSpec& link(std::string_view name, const std::string& where = "link") const;
+  const NodeSpec& node(std::string_view name, const std::string& where = "node type") const;
+};
+
+// The built-in catalog parsed from the embedded data files (parsed once per call; callers keep it).
+Catalog builtin_catalog();
+
+}  // namespace strata::hw

@@ -1,0 +1,6 @@
+// cli/cmd_describe: placeholder registration; the owning issue replaces it with the real sub-commands.
+#include "commands.hpp"
+
+namespace strata::cli {
+void register_describe_command(CLI::App& /*app*/) {}
+}  // namespace strata::cli

@@ -1,0 +1,6 @@
+// cli/cmd_exec: placeholder registration; the owning issue replaces it with the real sub-commands.
+#include "commands.hpp"
+
+namespace strata::cli {
+void register_exec_commands(CLI::App& /*app*/) {}
+}  // namespace strata::cli

@@ -1,0 +1,6 @@
+// cli/cmd_simulate: placeholder registration; the owning issue replaces it with the real sub-commands.
+#include "commands.hpp"
+
+namespace strata::cli {
+void register_simulate_command(CLI::App& /*app*/) {}
+}  // namespace strata::cli

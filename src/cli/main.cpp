@@ -1,0 +1,41 @@
+// cli/main: the `strata` entry point. Registers sub-commands, runs the chosen one, and turns an InputError into
+// one line on stderr and exit code 2.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <exception>
+
+#include "commands.hpp"
+#include "strata/core/error.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "strata: find, explain, simulate, run and schedule the fastest way to train a model on a (heterogeneous) "
+      "GPU cluster.\n\nStart with `strata models`, `strata clusters`, then `strata describe --model gpt3-175b "
+      "--cluster dgx-a100:16`.",
+      "strata"};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Show help for every sub-command");
+  strata::cli::register_catalog_commands(app);
+  strata::cli::register_describe_command(app);
+  strata::cli::register_estimate_commands(app);
+  strata::cli::register_plan_command(app);
+  strata::cli::register_simulate_command(app);
+  strata::cli::register_exec_commands(app);
+  strata::cli::register_sched_commands(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : strata::core::kInputErrorExitCode;
+  } catch (const strata::core::InputError& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "strata: error: {}\n", e.what());
+    return strata::core::kInputErrorExitCode;
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "strata: internal error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,169 @@
+// core/json: implementation of the JSON reader and field accessors (see include/strata/core/json.hpp).
+#include "strata/core/json.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "strata/core/error.hpp"
+
+namespace strata::core {
+namespace {
+
+// Converts a byte offset (nlohmann reports the byte *after* the error) into 1-based line and column.
+std::pair<std::size_t, std::size_t> line_column(std::string_view text, std::size_t byte) {
+  std::size_t line = 1, col = 1;
+  const std::size_t end = std::min(byte > 0 ? byte - 1 : 0, text.size());
+  for (std::size_t i = 0; i < end; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return {line, col};
+}
+
+// nlohmann's what() starts with "[json.exception.parse_error.101] parse error at line 1, column 2: ".
+std::string strip_nlohmann_prefix(const std::string& what) {
+  const auto colon = what.find(": ");
+  return colon == std::string::npos ? what : what.substr(colon + 2);
+}
+
+const char* type_name(const Json& v) { return v.type_name(); }
+
+}  // namespace
+
+Json parse_json_text(std::string_view text, const std::string& origin) {
+  try {
+    return Json::parse(text.begin(), text.end());
+  } catch (const Json::parse_error& e) {
+    const auto [line, col] = line_column(text, e.byte);
+    throw InputError(fmt::format("{}:{}:{}: malformed JSON: {}", origin, line, col, strip_nlohmann_prefix(e.what())));
+  }
+}
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot open file", path));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw InputError(fmt::format("{}: cannot read file", path));
+  return ss.str();
+}
+
+Json load_json_file(const std::string& path) { return parse_json_text(read_text_file(path), path); }
+
+JsonWhere JsonWhere::field(std::string_view key) const {
+  return {origin, path.empty() ? std::string(key) : path + "." + std::string(key)};
+}
+JsonWhere JsonWhere::index(std::size_t i) const { return {origin, fmt::format("{}[{}]", path, i)}; }
+std::string JsonWhere::str() const { return path.empty() ? origin : origin + ": " + path; }
+
+void fail(const JsonWhere& where, const std::string& problem) {
+  throw InputError(fmt::format("{}: {}", where.str(), problem));
+}
+
+void expect_object(const Json& value, const JsonWhere& where) {
+  if (!value.is_object()) fail(where, fmt::format("expected an object, got {}", type_name(value)));
+}
+void expect_array(const Json& value, const JsonWhere& where) {
+  if (!value.is_array()) fail(where, fmt::format("expected an array, got {}", type_name(value)));
+}
+
+bool has_field(const Json& obj, std::string_view key) { return obj.is_object() && obj.contains(key); }
+
+const Json& require_field(const Json& obj, std::string_view key, const JsonWhere& where) {
+  expect_object(obj, where);
+  auto it = obj.find(key);
+  if (it == obj.end()) fail(where.field(key), "missing required field");
+  return *it;
+}
+
+namespace {
+double as_number(const Json& v, const JsonWhere& w) {
+  if (!v.is_number()) fail(w, fmt::format("expected a number, got {}", type_name(v)));
+  const double x = v.get<double>();
+  if (!std::isfinite(x)) fail(w, "must be finite");
+  return x;
+}
+std::int64_t as_int(const Json& v, const JsonWhere& w) {
+  if (v.is_number_integer()) return v.get<std::int64_t>();
+  if (v.is_number_float()) {
+    const double x = v.get<double>();
+    if (std::isfinite(x) && x == std::floor(x) && std::fabs(x) < 9.0e15) return static_cast<std::int64_t>(x);
+  }
+  fail(w, fmt::format("expected an integer, got {}", v.dump()));
+}
+std::string as_string(const Json& v, const JsonWhere& w) {
+  if (!v.is_string()) fail(w, fmt::format("expected a string, got {}", type_name(v)));
+  return v.get<std::string>();
+}
+bool as_bool(const Json& v, const JsonWhere& w) {
+  if (!v.is_boolean()) fail(w, fmt::format("expected true or false, got {}", type_name(v)));
+  return v.get<bool>();
+}
+double check_positive(double x, const JsonWhere& w) {
+  if (!(x > 0)) fail(w, fmt::format("must be > 0, got {}", x));
+  return x;
+}
+}  // namespace
+
+std::string get_string(const Json& obj, std::string_view key, const JsonWhere& where) {
+  return as_string(require_field(obj, key, where), where.field(key));
+}
+double get_number(const Json& obj, std::string_view key, const JsonWhere& where) {
+  return as_number(require_field(obj, key, where), where.field(key));
+}
+double get_positive_number(const Json& obj, std::string_view key, const JsonWhere& where) {
+  return check_positive(get_number(obj, key, where), where.field(key));
+}
+double get_nonnegative_number(const Json& obj, std::string_view key, const JsonWhere& where) {
+  const double x = get_number(obj, key, where);
+  if (x < 0) fail(where.field(key), fmt::format("must be >= 0, got {}", x));
+  return x;
+}
+std::int64_t get_int(const Json& obj, std::string_view key, const JsonWhere& where) {
+  return as_int(require_field(obj, key, where), where.field(key));
+}
+std::int64_t get_positive_int(const Json& obj, std::string_view key, const JsonWhere& where) {
+  const auto x = get_int(obj, key, where);
+  if (x <= 0) fail(where.field(key), fmt::format("must be > 0, got {}", x));
+  return x;
+}
+bool get_bool(const Json& obj, std::string_view key, const JsonWhere& where) {
+  return as_bool(require_field(obj, key, where), where.field(key));
+}
+
+std::optional<std::string> opt_string(const Json& obj, std::string_view key, const JsonWhere& where) {
+  expect_object(obj, where);
+  if (!obj.contains(key)) return std::nullopt;
+  return as_string(obj.at(std::string(key)), where.field(key));
+}
+std::optional<double> opt_number(const Json& obj, std::string_view key, const JsonWhere& where) {
+  expect_object(obj, where);
+  if (!obj.contains(key)) return std::nullopt;
+  return as_number(obj.at(std::string(key)), where.field(key));
+}
+std::optional<double> opt_positive_number(const Json& obj, std::string_view key, const JsonWhere& where) {
+  auto x = opt_number(obj, key, where);
+  if (x) check_positive(*x, where.field(key));
+  return x;
+}
+std::optional<std::int64_t> opt_positive_int(const Json& obj, std::string_view key, const JsonWhere& where) {
+  expect_object(obj, where);
+  if (!obj.contains(key)) return std::nullopt;
+  const auto x = as_int(obj.at(std::string(key)), where.field(key));
+  if (x <= 0) fail(where.field(key), fmt::format("must be > 0, got {}", x));
+  return x;
+}
+std::optional<bool> opt_bool(const Json& obj, std::string_view key, const JsonWhere& where) {
+  expect_object(obj, where);
+  if (!obj.contains(key)) return std::nullopt;
+  return as_bool(obj.at(std::string(key)), where.field(key));
+}
+
+}  // namespace strata::core
