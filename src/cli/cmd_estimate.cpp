@@ -1,6 +1,156 @@
-// cli/cmd_estimate: placeholder registration; the owning issue replaces it with the real sub-commands.
+// cli/cmd_estimate: `strata estimate` (time and memory of one strategy on one cluster) and `strata validate`
+// (the cost model against the embedded calibration measurements).
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+
 #include "commands.hpp"
+#include "strata/core/error.hpp"
+#include "strata/core/text.hpp"
+#include "strata/cost/constants.hpp"
+#include "strata/cost/estimate.hpp"
+#include "strata/cost/profile.hpp"
+#include "strata/cost/strategy.hpp"
+#include "strata/cost/validate.hpp"
+#include "strata/hw/cluster.hpp"
+#include "strata/model/model.hpp"
 
 namespace strata::cli {
-void register_estimate_commands(CLI::App& /*app*/) {}
+namespace {
+
+struct EstimateArgs {
+  std::string model, cluster, strategy, strategy_file, profile;
+  std::int64_t seq = 0;
+  bool json = false;
+};
+
+std::string pct(double x) { return fmt::format("{:.1f}%", 100.0 * x); }
+
+void print_estimate(const model::Model& m, const hw::Cluster& c, const cost::Strategy& s, const cost::Estimate& e) {
+  fmt::print("model {} (seq {}) on {} ({} devices)\n", m.name, m.seq, c.name, c.num_devices());
+  fmt::print("strategy {}\n\n", cost::to_cli_string(s));
+  fmt::print("iteration time   {}\n", core::format_seconds(e.iteration_time_s));
+  fmt::print("throughput       {:.4g} samples/s, {:.4g} tokens/s\n", e.samples_per_s, e.tokens_per_s);
+  fmt::print("model FLOP/s     {} per GPU (MFU {})\n", core::format_flops(e.tflops_per_gpu * 1e12), pct(e.mfu));
+  fmt::print("peak memory      {} per device, {}\n\n", core::format_bytes(e.peak_memory_bytes),
+             e.fits ? "fits" : "DOES NOT FIT: " + e.not_fit_reason);
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t i = 0; i < e.stages.size(); ++i) {
+    const auto& st = e.stages[i];
+    rows.push_back({std::to_string(i), st.gpu, std::to_string(st.devices.size()), std::to_string(st.layers.size()),
+                    core::format_seconds(st.time_s), core::format_seconds(st.compute_s),
+                    core::format_seconds(st.tp_comm_s), core::format_seconds(st.p2p_s),
+                    core::format_seconds(st.bubble_s), core::format_seconds(st.dp_comm_s),
+                    core::format_seconds(st.optimizer_s), core::format_bytes(st.memory_bytes),
+                    core::format_bytes(st.memory.activations_bytes), st.fits ? "yes" : "NO"});
+  }
+  fmt::print("{}", core::render_table({"stage", "gpu", "devices", "layers", "t/micro-batch", "compute", "tp comm",
+                                       "p2p", "bubble/iter", "dp comm/iter", "optimizer", "memory", "of which act.",
+                                       "fits"},
+                                      rows));
+  fmt::print("\nTimes per micro-batch unless marked /iter. Formulas: docs/cost-model.md.\n");
+}
+
+void run_estimate(const EstimateArgs& a) {
+  if (a.strategy.empty() == a.strategy_file.empty())
+    throw core::InputError("estimate: give exactly one of --strategy and --strategy-file");
+  auto m = model::resolve_model(a.model);
+  if (a.seq > 0) m = model::with_seq(m, a.seq);
+  const auto catalog = hw::builtin_catalog();
+  const auto c = hw::resolve_cluster(a.cluster, catalog);
+  cost::Strategy s = a.strategy.empty() ? cost::load_strategy_file(a.strategy_file) : cost::parse_strategy(a.strategy);
+  s = cost::complete_strategy(s, m, c);
+  std::optional<cost::Profile> profile;
+  cost::CostOptions opt;
+  if (!a.profile.empty()) {
+    profile = cost::load_profile_file(a.profile);
+    opt.profile = &*profile;
+  }
+  const auto e = cost::estimate(m, c, s, opt);
+  if (a.json) {
+    nlohmann::ordered_json j;
+    j["model"] = m.name;
+    j["seq"] = m.seq;
+    j["cluster"] = c.name;
+    j["strategy"] = cost::to_json(s);
+    const auto ej = cost::to_json(e);
+    for (const auto& [k, v] : ej.items()) j[k] = v;
+    fmt::print("{}\n", j.dump(2));
+  } else {
+    print_estimate(m, c, s, e);
+  }
+}
+
+void run_validate(bool json, bool fit) {
+  const auto& k = cost::builtin_constants();
+  if (fit) {
+    std::fprintf(stderr, "validate: fitting gemm efficiency and NVLink efficiency to Table 5...\n");
+    const auto fitted = cost::fit_constants_to_table5(k);
+    fmt::print("{}\n", cost::to_json(fitted).dump(2));
+    return;
+  }
+  const auto r = cost::validate_calibration(k);
+  if (json) {
+    fmt::print("{}\n", cost::to_json(r).dump(2));
+    return;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& row : r.rows)
+    rows.push_back({row.dataset, row.name, row.metric, fmt::format("{:.4g}", row.predicted),
+                    fmt::format("{:.4g}", row.measured), fmt::format("{:+.1f}%", row.error_pct)});
+  fmt::print("{}", core::render_table({"dataset", "case", "metric", "predicted", "measured", "error"}, rows));
+  fmt::print("\nKorthikanti Table 5 iteration time: mean abs error {:.2f}%, max {:.2f}%\n", r.time_mean_abs_pct,
+             r.time_max_abs_pct);
+  fmt::print("Korthikanti Figure 1 memory (par+opt, activations): mean abs error {:.2f}%, max {:.2f}%\n",
+             r.memory_mean_abs_pct, r.memory_max_abs_pct);
+  fmt::print("MosaicML FSDP tokens/s per GPU (not fitted): mean abs error {:.2f}%, max {:.2f}%\n",
+             r.mosaicml_mean_abs_pct, r.mosaicml_max_abs_pct);
+  fmt::print("Constants: data/cost_constants.json ({})\n", k.provenance);
+}
+
+}  // namespace
+
+void register_estimate_commands(CLI::App& app) {
+  auto args = std::make_shared<EstimateArgs>();
+  auto* est = app.add_subcommand(
+      "estimate",
+      "Estimate iteration time, throughput, model FLOP/s, MFU and per-device memory of one parallel strategy.\n"
+      "Example: strata estimate --model gpt3-175b --cluster dgx-a100:8 \\\n"
+      "           --strategy \"tp=8,pp=8,mbs=1,gbs=64,v=3,recompute=selective,sp=on\"\n"
+      "Strategy keys (docs/strategy.md): dp, tp, pp (dp takes the devices left; tp, pp default 1), mbs (1),\n"
+      "gbs (required), v (1), schedule (gpipe|1f1b|interleaved|pipedream|2bw; 1f1b, interleaved when v>1),\n"
+      "zero (0..3), recompute (none|selective|full), rlayers (per-stage recomputed layers a+b+..), sp (on|off),\n"
+      "dtype (bf16), split (layers per chunk a+b+.., embedding and head included), place (device per rank).");
+  est->add_option("--model", args->model, "Built-in model name (strata models) or a model JSON file")->required();
+  est->add_option("--cluster", args->cluster,
+                  "Cluster preset, 'node-type:count[+node-type:count]' or a cluster JSON file")
+      ->required();
+  est->add_option("--strategy", args->strategy, "Strategy as key=value pairs, e.g. \"dp=2,tp=4,pp=2,gbs=64\"");
+  est->add_option("--strategy-file", args->strategy_file,
+                  "Strategy JSON file, or a plan file from `strata plan --json` (its best strategy)");
+  est->add_option("--seq", args->seq, "Sequence length (default: the model's)");
+  est->add_option("--profile", args->profile,
+                  "Measured profile JSON (`strata profile`) overriding the roofline where it has rows");
+  est->add_flag("--json", args->json, "Print JSON (iteration_time_s, samples_per_s, tokens_per_s, tflops_per_gpu, "
+                                       "mfu, fits, peak_memory_bytes, stages[])");
+  est->callback([args] { run_estimate(*args); });
+
+  auto json = std::make_shared<bool>(false);
+  auto fit = std::make_shared<bool>(false);
+  auto* val = app.add_subcommand(
+      "validate",
+      "Run the cost model on every measured case of the embedded calibration data and print predicted vs "
+      "measured:\nKorthikanti et al. 2022 Table 5 iteration times (full / seqsel), Figure 1 first-stage memory "
+      "(par+opt, activations)\nand MosaicML FSDP tokens/s per GPU (reported separately, not fitted).\n"
+      "Example: strata validate --json");
+  val->add_flag("--json", *json, "Print JSON (time_mean_abs_pct, time_max_abs_pct, memory_mean_abs_pct, rows)");
+  val->add_flag("--fit", *fit,
+                "Re-fit the GEMM-efficiency curve and NVLink efficiency to Table 5 and print the constants "
+                "(for data/cost_constants.json)");
+  val->callback([json, fit] { run_validate(*json, *fit); });
+}
+
 }  // namespace strata::cli

@@ -1,6 +1,194 @@
-// cli/cmd_plan: placeholder registration; the owning issue replaces it with the real sub-commands.
+// cli/cmd_plan: `strata plan` — search the fastest parallel strategy for a model on a (heterogeneous) cluster,
+// print the top-K plans next to the built-in baselines, explain the best one, write the plan file (--json).
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+
 #include "commands.hpp"
+#include "strata/core/error.hpp"
+#include "strata/core/text.hpp"
+#include "strata/cost/profile.hpp"
+#include "strata/hw/cluster.hpp"
+#include "strata/model/model.hpp"
+#include "strata/plan/search.hpp"
 
 namespace strata::cli {
-void register_plan_command(CLI::App& /*app*/) {}
+namespace {
+
+struct PlanArgs {
+  std::string model, cluster, space = "full", placement = "hetero", json_file, profile;
+  std::int64_t gbs = 0, seq = 0;
+  int top = 5, threads = 1, max_tp = 0, max_pp = 0;
+  bool explain = false;
+};
+
+std::string split_text(const cost::Strategy& s) {
+  std::vector<std::string> parts;
+  for (int x : s.split) parts.push_back(std::to_string(x));
+  return core::join(parts, "+");
+}
+
+std::string schedule_text(const cost::Strategy& s) {
+  std::string t(cost::to_string(s.schedule));
+  if (s.virtual_stages > 1) t += fmt::format(" v={}", s.virtual_stages);
+  return t;
+}
+
+std::vector<std::string> plan_row(const std::string& name, const hw::Cluster& c, const cost::Strategy& s,
+                                  const cost::Estimate& e, double best_time) {
+  return {name,
+          std::to_string(s.dp),
+          std::to_string(s.tp),
+          std::to_string(s.pp),
+          std::to_string(s.micro_batch),
+          schedule_text(s),
+          std::to_string(s.zero_stage),
+          std::string(model::to_string(s.recompute)),
+          s.sequence_parallel ? "on" : "off",
+          split_text(s),
+          plan::placement_summary(c, s),
+          core::format_seconds(e.iteration_time_s),
+          fmt::format("{:.1f}", e.tflops_per_gpu),
+          core::format_bytes(e.peak_memory_bytes),
+          best_time > 0 ? fmt::format("{:.2f}x", e.iteration_time_s / best_time) : ""};
+}
+
+void run_plan(const PlanArgs& a) {
+  auto m = model::resolve_model(a.model);
+  if (a.seq > 0) m = model::with_seq(m, a.seq);
+  const auto catalog = hw::builtin_catalog();
+  const auto c = hw::resolve_cluster(a.cluster, catalog);
+  if (a.gbs < 1) throw core::InputError("plan: --gbs: must be >= 1 (global batch size in samples)");
+  if (a.top < 1) throw core::InputError("plan: --top: must be >= 1");
+  if (a.threads < 1 || a.threads > 256) throw core::InputError("plan: --threads: must be in 1..256");
+  if (a.max_tp < 0 || a.max_pp < 0) throw core::InputError("plan: --max-tp/--max-pp: must be >= 0 (0 = no limit)");
+  plan::PlanOptions opt;
+  opt.global_batch = a.gbs;
+  opt.space = plan::parse_space(a.space, "plan: --space");
+  opt.placement = plan::parse_placement_mode(a.placement, "plan: --placement");
+  opt.top_k = a.top;
+  opt.threads = a.threads;
+  opt.max_tp = a.max_tp;
+  opt.max_pp = a.max_pp;
+  std::optional<cost::Profile> profile;
+  if (!a.profile.empty()) {
+    profile = cost::load_profile_file(a.profile);
+    opt.cost.profile = &*profile;
+  }
+  // Progress on stderr once the search has run for more than a second.
+  const auto start = std::chrono::steady_clock::now();
+  bool printed = false;
+  double last = 0;
+  opt.progress = [&](std::int64_t done, std::int64_t total) {
+    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (el < 1.0 || el - last < 0.5) return;
+    last = el;
+    std::fprintf(stderr, "\rplan: %lld / %lld configurations visited (%.1f s)", static_cast<long long>(done),
+                 static_cast<long long>(total), el);
+    printed = true;
+  };
+  const plan::PlanResult r = plan::plan(m, c, opt);
+  if (printed) std::fprintf(stderr, "\n");
+
+  const double best = r.top.front().estimate.iteration_time_s;
+  fmt::print("strata plan: model {} (seq {}) on {} ({} devices), gbs {}, space {}, placement {}\n\n", m.name, m.seq,
+             c.name, c.num_devices(), a.gbs, a.space, a.placement);
+  const std::vector<std::string> header{"plan",  "dp",    "tp",        "pp",        "mbs",
+                                        "schedule", "zero", "recompute", "sp", "split",
+                                        "placement", "time/iter", "TFLOP/s/GPU", "peak mem", "vs best"};
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t i = 0; i < r.top.size(); ++i)
+    rows.push_back(plan_row(fmt::format("#{}", i + 1), c, r.top[i].strategy, r.top[i].estimate, best));
+  fmt::print("Top {} plans:\n{}\n", r.top.size(), core::render_table(header, rows));
+  rows.clear();
+  std::vector<std::string> notes;
+  for (const auto& b : r.baselines) {
+    if (b.found) {
+      rows.push_back(plan_row(b.name, c, b.strategy, b.estimate, best));
+    } else {
+      std::vector<std::string> row(header.size(), "-");
+      row[0] = b.name;
+      row[11] = "does not fit";
+      rows.push_back(row);
+    }
+    notes.push_back(fmt::format("  {}: {}", b.name, b.note));
+  }
+  fmt::print("Baselines (vs best = baseline time / best time = the best plan's speedup):\n{}\n",
+             core::render_table(header, rows));
+  for (const auto& b : r.baselines)
+    if (b.found)
+      fmt::print("best plan is {:.2f}x faster than {}\n", b.estimate.iteration_time_s / best, b.name);
+  fmt::print("\nsearch: {} configurations, {} costed, {} pruned by the lower bound, {:.3f} s\n", r.space_size,
+             r.evaluated, r.pruned_by_bound, r.search_time_s);
+  cost::Strategy shown = r.top.front().strategy;
+  bool identity = true;
+  for (std::size_t i = 0; i < shown.placement.size(); ++i) identity = identity && shown.placement[i] == static_cast<int>(i);
+  if (identity) shown.placement.clear();  // the default (Megatron) placement
+  fmt::print("best strategy: {}\n", cost::to_cli_string(shown));
+  if (a.explain) {
+    fmt::print("\nWhy this plan:\n");
+    for (const auto& line : r.explanation) fmt::print("  - {}\n", line);
+    fmt::print("Baselines:\n");
+    for (const auto& n : notes) fmt::print("{}\n", n);
+    fmt::print("Discarded or skipped (count per reason, one example):\n");
+    for (const auto& x : r.rejected)
+      fmt::print("  {:>8}  {}{}\n", x.count, x.reason, x.example.empty() ? "" : " (e.g. " + x.example + ")");
+  }
+  if (!a.json_file.empty()) {
+    const auto j = plan::plan_to_json(r, m, c, opt);
+    std::ofstream f(a.json_file, std::ios::binary);
+    if (!f) throw core::InputError(fmt::format("plan: --json: cannot write '{}'", a.json_file));
+    f << j.dump(2) << "\n";
+    if (!f) throw core::InputError(fmt::format("plan: --json: error writing '{}'", a.json_file));
+    fmt::print("plan file written to {} (read it back with `strata estimate --strategy-file {}`)\n", a.json_file,
+               a.json_file);
+  }
+}
+
+}  // namespace
+
+void register_plan_command(CLI::App& app) {
+  auto a = std::make_shared<PlanArgs>();
+  auto* cmd = app.add_subcommand(
+      "plan",
+      "Find the fastest parallel training strategy for a model on a (heterogeneous) cluster.\n"
+      "Searches dp×tp×pp (tp dividing the heads), micro-batch sizes, schedules (1f1b, gpipe, interleaved v), ZeRO\n"
+      "0-3, recompute and sequence parallelism; solves the exact layer→stage split of each (heterogeneous layers\n"
+      "and GPUs, memory limits); places tp groups inside nodes and faster GPU types where they help; costs every\n"
+      "survivor with the cost model (docs/cost-model.md) and prints the top plans next to the baselines\n"
+      "megatron (AMP §4.1), uniform (best plan, uniform split), dp-only and zero3-only. Algorithm: docs/planner.md.\n"
+      "Example: strata plan --model amp-gpt2 --cluster p3.8xlarge:3+g4dn.12xlarge:1 --gbs 32 --explain\n"
+      "         strata plan --model gpt3-175b --cluster dgx-a100:128 --gbs 1536 --json plan.json --threads 2");
+  cmd->add_option("--model", a->model, "Built-in model name (strata models) or a model JSON file")->required();
+  cmd->add_option("--cluster", a->cluster,
+                  "Cluster preset, 'node-type:count[+node-type:count]' or a cluster JSON file")
+      ->required();
+  cmd->add_option("--gbs", a->gbs, "Global batch size in samples per iteration")->required();
+  cmd->add_option("--seq", a->seq, "Sequence length (default: the model's)");
+  cmd->add_option("--top", a->top, "How many plans to list (default 5)");
+  cmd->add_option("--space", a->space,
+                  "Search space: 3d = dp/tp/pp/mbs only with 1F1B (as AMP); full (default) = + gpipe, interleaved "
+                  "v, ZeRO 0-3, recompute, sp; all = full + the asynchronous pipedream and 2bw schedules");
+  cmd->add_option("--placement", a->placement,
+                  "megatron = node-major identity (tp, then dp, then pp); hetero (default) = + tp groups on the "
+                  "fastest links and every order of the GPU types along the pipeline; anneal = hetero + AMP's "
+                  "simulated annealing of the top plans' device placement (seeded, deterministic)");
+  cmd->add_option("--threads", a->threads, "Worker threads (default 1; results are identical for any count)");
+  cmd->add_option("--max-tp", a->max_tp, "Largest tensor-parallel degree to consider (0 = no limit)");
+  cmd->add_option("--max-pp", a->max_pp, "Largest pipeline-parallel degree to consider (0 = no limit)");
+  cmd->add_option("--profile", a->profile, "Measured profile JSON (`strata profile`) overriding the roofline");
+  cmd->add_option("--json", a->json_file,
+                  "Write the plan file (best {strategy, estimate}, candidates, baselines, evaluated, "
+                  "search_time_s) to this path; `strata estimate --strategy-file` reads it back");
+  cmd->add_flag("--explain", a->explain,
+                "Say why: which stages went to which GPU type and why, the gain over each baseline, what was "
+                "discarded or pruned and why (counts per reason)");
+  cmd->callback([a] { run_plan(*a); });
+}
+
 }  // namespace strata::cli

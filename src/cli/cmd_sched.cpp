@@ -1,6 +1,289 @@
-// cli/cmd_sched: placeholder registration; the owning issue replaces it with the real sub-commands.
+// cli/cmd_sched: `strata allocate` (one policy solve: the allocation X for a throughputs file) and
+// `strata schedule` (the round-based cluster simulation over a trace or a generated workload). Formats and
+// formulas: docs/scheduler.md.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <fstream>
+#include <string>
+
 #include "commands.hpp"
+#include "strata/core/error.hpp"
+#include "strata/core/text.hpp"
+#include "strata/hw/hardware.hpp"
+#include "strata/sched/planner_throughputs.hpp"
+#include "strata/sched/policy.hpp"
+#include "strata/sched/simulate.hpp"
 
 namespace strata::cli {
-void register_sched_commands(CLI::App& /*app*/) {}
+namespace {
+
+using namespace strata::sched;
+
+struct CommonArgs {
+  std::string policy = "max-min-fairness", price = "on-demand";
+  bool space_sharing = false, placement_sensitive = false, no_water_filling = false, json = false;
+  bool from_planner = false;
+  double budget = -1;
+};
+
+struct AllocateArgs : CommonArgs {
+  std::string throughputs;
+};
+
+struct ScheduleArgs : CommonArgs {
+  std::string cluster, trace, generate, throughputs, csv, measure, reallocate = "on-change";
+  double round_s = 360, restart_s = 5;
+};
+
+void add_common(CLI::App* sub, CommonArgs& a) {
+  sub->add_option("--policy", a.policy,
+                  "Policy (default max-min-fairness): " + core::join(policy_names()) + "; 'las' = max-min-fairness");
+  sub->add_flag("--space-sharing", a.space_sharing, "Also consider the job pairs of the \"pairs\" list (Gavel SS)");
+  sub->add_flag("--placement-sensitive", a.placement_sensitive,
+                "Separate consolidated / unconsolidated columns per GPU type (jobs' unconsolidated_throughputs)");
+  sub->add_flag("--no-water-filling", a.no_water_filling,
+                "max-min-fairness: solve the single LP only (default: water-filling to Pareto efficiency)");
+  sub->add_option("--price", a.price, "Price column for cost policies and reports: on-demand (default) or spot");
+  sub->add_option("--budget", a.budget, "makespan-budget: total budget in $");
+  sub->add_flag("--from-planner", a.from_planner,
+                "Predict each job's throughputs with strata's planner from its \"model\" and \"global_batch\" "
+                "(one best-plan query per model, GPU type and GPU count, cached)");
+  sub->add_flag("--json", a.json, "Machine-readable JSON on stdout");
+}
+
+PolicyOptions policy_options(const CommonArgs& a) {
+  PolicyOptions o;
+  o.space_sharing = a.space_sharing;
+  o.placement_sensitive = a.placement_sensitive;
+  o.water_filling = !a.no_water_filling;
+  if (a.price == "on-demand") o.price = PriceKind::kOnDemand;
+  else if (a.price == "spot") o.price = PriceKind::kSpot;
+  else throw core::InputError("--price: '" + a.price + "' (valid: on-demand, spot)");
+  o.budget_usd = a.budget;
+  return o;
+}
+
+void fill_planner(Problem& p, const CommonArgs& a, const std::string& origin) {
+  if (a.from_planner) {
+    const auto catalog = hw::builtin_catalog();
+    fill_throughputs_from_planner(p, catalog, [](int done, int total) {
+      fmt::print(stderr, "\rplanner: {}/{} throughput queries", done, total);
+      if (done == total) fmt::print(stderr, "\n");
+    });
+  }
+  validate_problem(p, origin);
+}
+
+std::string num(double v) { return fmt::format("{:.4f}", v); }
+
+void run_allocate(const AllocateArgs& a) {
+  if (a.throughputs.empty()) throw core::InputError("allocate: --throughputs FILE is required");
+  const Policy policy = parse_policy(a.policy);
+  Problem p = load_problem(a.throughputs, /*require_workers=*/true);
+  fill_planner(p, a, a.throughputs);
+  const Allocation x = allocate(p, policy, policy_options(a));
+  const auto frac = job_type_fractions(p, x);
+  const auto eff = effective_throughputs(p, x);
+  const auto norm = normalized_throughputs(p, x);
+  if (a.json) {
+    core::OrderedJson j, alloc, e, n;
+    j["policy"] = policy_name(policy);
+    for (int m = 0; m < p.num_jobs(); ++m) {
+      core::OrderedJson row;
+      for (int t = 0; t < p.num_types(); ++t) row[p.types[t].name] = frac[m][t];
+      alloc[p.jobs[m].name] = row;
+      e[p.jobs[m].name] = eff[m];
+      n[p.jobs[m].name] = norm[m];
+    }
+    j["allocation"] = alloc;
+    j["effective_throughput"] = e;
+    j["normalized_throughput"] = n;
+    if (a.space_sharing) {
+      core::OrderedJson pairs = core::OrderedJson::array();
+      for (std::size_t k = 0; k < x.combos.size(); ++k) {
+        if (x.combos[k].pair < 0) continue;
+        core::OrderedJson row;
+        for (std::size_t c = 0; c < x.columns.size(); ++c)
+          row[p.types[x.columns[c].type].name] = row.value(p.types[x.columns[c].type].name, 0.0) + x.x[k][c];
+        pairs.push_back({{"jobs", {p.jobs[x.combos[k].jobs[0]].name, p.jobs[x.combos[k].jobs[1]].name}},
+                         {"allocation", row}});
+      }
+      j["pairs"] = pairs;
+    }
+    j["objective"] = {{"name", x.objective_name}, {"value", x.objective}};
+    j["cost_usd_per_hour"] = cost_per_hour(p, x, policy_options(a).price);
+    j["lp_solves"] = x.lp_solves;
+    if (!x.note.empty()) j["note"] = x.note;
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  std::vector<std::string> header{"job"};
+  for (const auto& t : p.types) header.push_back("X " + t.name);
+  header.insert(header.end(), {"throughput", "normalized"});
+  std::vector<std::vector<std::string>> rows;
+  for (int m = 0; m < p.num_jobs(); ++m) {
+    std::vector<std::string> r{p.jobs[m].name};
+    for (int t = 0; t < p.num_types(); ++t) r.push_back(num(frac[m][t]));
+    r.push_back(num(eff[m]));
+    r.push_back(num(norm[m]));
+    rows.push_back(std::move(r));
+  }
+  fmt::print("policy {}: {} = {:.6g} ({} LP/MILP solves)\n", policy_name(policy), x.objective_name, x.objective,
+             x.lp_solves);
+  fmt::print("{}", core::render_table(header, rows));
+  if (!x.note.empty()) fmt::print(stderr, "strata: warning: {}\n", x.note);
+}
+
+std::pair<int, int> parse_measure(const std::string& s) {
+  const auto colon = s.find(':');
+  try {
+    if (colon == std::string::npos) throw std::invalid_argument("");
+    std::size_t used = 0;
+    const int from = std::stoi(s.substr(0, colon), &used);
+    if (used != colon) throw std::invalid_argument("");
+    const std::string rest = s.substr(colon + 1);
+    const int to = rest.empty() ? -1 : std::stoi(rest, &used);
+    if (!rest.empty() && used != rest.size()) throw std::invalid_argument("");
+    if (from < 0 || (to >= 0 && to <= from)) throw std::invalid_argument("");
+    return {from, to};
+  } catch (const std::exception&) {
+    throw core::InputError("--measure: '" + s + "' (expected FROM:TO job indices in arrival order, TO empty = end)");
+  }
+}
+
+std::string hours(double s) { return fmt::format("{:.2f} h", s / 3600.0); }
+
+void run_schedule(const ScheduleArgs& a) {
+  if (a.trace.empty() == a.generate.empty())
+    throw core::InputError("schedule: give exactly one of --trace FILE or --generate \"jobs=N,rate=R,seed=S\"");
+  if (!(a.round_s > 0)) throw core::InputError("--round-s: must be > 0");
+  if (a.restart_s < 0 || a.restart_s >= a.round_s) throw core::InputError("--restart-s: must be in [0, round length)");
+  SimOptions o;
+  o.policy = parse_policy(a.policy);
+  o.policy_options = policy_options(a);
+  o.round_s = a.round_s;
+  o.restart_overhead_s = a.restart_s;
+  if (a.reallocate == "on-change") o.reallocate = Reallocate::kOnChange;
+  else if (a.reallocate == "every-round") o.reallocate = Reallocate::kEveryRound;
+  else throw core::InputError("--reallocate: '" + a.reallocate + "' (valid: on-change, every-round)");
+  if (!a.measure.empty()) std::tie(o.measure_from, o.measure_to) = parse_measure(a.measure);
+  Problem trace;
+  if (!a.trace.empty()) {
+    trace = load_problem(a.trace, /*require_workers=*/false);
+    if (!a.cluster.empty()) trace = with_worker_types(trace, parse_cluster_spec(a.cluster));
+    else if (std::any_of(trace.types.begin(), trace.types.end(), [](const WorkerType& t) { return t.count == 0; }))
+      throw core::InputError(a.trace + ": no \"workers\"; give --cluster \"TYPE:COUNT,...\"");
+    for (const auto& j : trace.jobs)
+      if (j.steps <= 0 && !a.from_planner)
+        throw core::InputError(fmt::format("{}: job '{}' has no \"steps\" (needed to simulate it)", a.trace, j.name));
+    fill_planner(trace, a, a.trace);
+  } else {
+    if (a.cluster.empty()) throw core::InputError("schedule: --generate needs --cluster \"TYPE:COUNT,...\"");
+    JobTypeTable table = a.throughputs.empty()
+                             ? default_job_types()
+                             : job_types_from_json(core::load_json_file(a.throughputs), a.throughputs);
+    const auto cluster = parse_cluster_spec(a.cluster);
+    if (a.from_planner) {
+      Problem types = with_worker_types(table.types, cluster);
+      for (auto& j : types.jobs) j.scale_factor = 1;
+      fill_throughputs_from_planner(types, hw::builtin_catalog(), {});
+      table.types = types;
+    }
+    trace = generate_trace(table, cluster, parse_generate_spec(a.generate));
+  }
+  // Progress on stderr at most once a second (only long runs print anything).
+  const auto start = std::chrono::steady_clock::now();
+  auto last = std::make_shared<double>(0.0);
+  o.progress = [start, last](double now, int done, int total) {
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (wall - *last < 1.0) return;
+    *last = wall;
+    fmt::print(stderr, "\rsimulated {:.1f} h, {}/{} jobs done ({:.0f} s)", now / 3600.0, done, total, wall);
+  };
+  const SimResult r = simulate(trace, o);
+  if (*last > 0) fmt::print(stderr, "\n");
+  if (!a.csv.empty()) {
+    std::ofstream out(a.csv, std::ios::binary);
+    if (!out) throw core::InputError("--csv: cannot write '" + a.csv + "'");
+    out << jobs_csv(r);
+  }
+  if (a.json) {
+    core::OrderedJson j = to_json(r);
+    core::OrderedJson head;
+    head["policy"] = policy_name(o.policy);
+    head["round_s"] = o.round_s;
+    head["jobs"] = trace.num_jobs();
+    head["metrics"] = j["metrics"];
+    head["jobs_detail"] = j["jobs"];
+    fmt::print("{}\n", head.dump(2));
+    return;
+  }
+  const SimMetrics& m = r.metrics;
+  std::string cluster_text;
+  for (const auto& t : trace.types) cluster_text += fmt::format("{}{}:{}/{}", cluster_text.empty() ? "" : ",", t.name, t.count, t.per_server);
+  fmt::print("policy {} on {}: {} jobs, {} measured, {} finished\n", policy_name(o.policy), cluster_text,
+             trace.num_jobs(), m.jobs_measured, m.jobs_finished);
+  fmt::print("{}", core::render_table({"metric", "value"},
+                                      {{"average JCT", hours(m.avg_jct_s)},
+                                       {"p50 JCT", hours(m.p50_jct_s)},
+                                       {"p90 JCT", hours(m.p90_jct_s)},
+                                       {"p99 JCT", hours(m.p99_jct_s)},
+                                       {"makespan", hours(m.makespan_s)},
+                                       {"total cost", fmt::format("${:.2f}", m.total_cost_usd)},
+                                       {"utilization", fmt::format("{:.1f} %", 100 * m.utilization)},
+                                       {"average slowdown", fmt::format("{:.2f}", m.avg_slowdown)},
+                                       {"max slowdown", fmt::format("{:.2f}", m.max_slowdown)},
+                                       {"Jain fairness (slowdown)", fmt::format("{:.3f}", m.jain_fairness)},
+                                       {"rounds", std::to_string(m.rounds)},
+                                       {"re-allocations", std::to_string(m.reallocations)},
+                                       {"LP/MILP solves", std::to_string(m.lp_solves)}}));
+}
+
+}  // namespace
+
+void register_sched_commands(CLI::App& app) {
+  auto aa = std::make_shared<AllocateArgs>();
+  auto* alloc = app.add_subcommand(
+      "allocate",
+      "Solve one Gavel scheduling policy: print the allocation X (time fraction of each job on each GPU type), "
+      "effective and normalised throughput.\n\nExample:\n  strata allocate --policy max-min-fairness "
+      "--throughputs examples/sched_throughputs.json\nFile format: docs/scheduler.md");
+  alloc->add_option("--throughputs", aa->throughputs,
+                    "Throughputs file: {\"workers\": {type: count}, \"jobs\": [{name, throughputs: {type: steps/s}, "
+                    "scale_factor, weight, steps, ...}], \"pairs\", \"prices\", \"entities\"}")
+      ->required();
+  add_common(alloc, *aa);
+  alloc->callback([aa] { run_allocate(*aa); });
+
+  auto sa = std::make_shared<ScheduleArgs>();
+  auto* sched = app.add_subcommand(
+      "schedule",
+      "Simulate a GPU cluster under a policy with Gavel's round-based mechanism and print JCT, makespan, cost, "
+      "utilisation and fairness.\n\nExamples:\n  strata schedule --policy max-min-fairness --cluster "
+      "\"v100:36,p100:36,k80:36\" --generate \"jobs=500,rate=4,seed=1\"\n  strata schedule --policy fifo --trace "
+      "trace.json --cluster v100:8/8");
+  sched->add_option("--cluster", sa->cluster,
+                    "GPU types and counts: TYPE:COUNT[/GPUS_PER_SERVER],... (default 4 GPUs per server), e.g. "
+                    "\"v100:36,p100:36,k80:36\"; the agnostic policies fill types in this order");
+  sched->add_option("--trace", sa->trace,
+                    "Trace file: the throughputs-file format with \"arrival_s\" and \"steps\" per job");
+  sched->add_option("--generate", sa->generate,
+                    "Generated workload \"jobs=N,rate=JOBS_PER_HOUR,seed=S[,multi=1]\" (rate=0: all jobs at t=0; "
+                    "multi=1: 70% 1 GPU, 25% 2-4, 5% 8)");
+  sched->add_option("--throughputs", sa->throughputs,
+                    "Job-type table for --generate (default: data/sched/gavel_job_types.json, thesis Table 6.1)");
+  sched->add_option("--round-s", sa->round_s, "Round length in seconds (default 360 = 6 min)");
+  sched->add_option("--restart-s", sa->restart_s,
+                    "Checkpoint+restore cost when a job's lease is not renewed, seconds (default 5)");
+  sched->add_option("--reallocate", sa->reallocate,
+                    "When to re-solve the policy: on-change (arrival/completion, default) or every-round");
+  sched->add_option("--measure", sa->measure, "Jobs (arrival order) the metrics cover, FROM:TO (default all)");
+  sched->add_option("--csv", sa->csv, "Write one CSV row per job to this file");
+  add_common(sched, *sa);
+  sched->callback([sa] { run_schedule(*sa); });
+}
+
 }  // namespace strata::cli

@@ -1,6 +1,218 @@
-// cli/cmd_simulate: placeholder registration; the owning issue replaces it with the real sub-commands.
+// cli/cmd_simulate: `strata simulate` — play one strategy out task by task with the discrete-event simulator:
+// iteration time, per-device busy/idle and bubble, peak memory per device (and when), the analytical estimate
+// beside it, and optionally a Chrome trace (Perfetto). Formats: docs/simulator.md.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+
 #include "commands.hpp"
+#include "strata/core/error.hpp"
+#include "strata/core/json.hpp"
+#include "strata/core/text.hpp"
+#include "strata/cost/strategy.hpp"
+#include "strata/hw/cluster.hpp"
+#include "strata/model/model.hpp"
+#include "strata/sim/from_cost.hpp"
+#include "strata/sim/trace.hpp"
 
 namespace strata::cli {
-void register_simulate_command(CLI::App& /*app*/) {}
+namespace {
+
+struct SimulateArgs {
+  std::string plan, model, cluster, strategy, strategy_file, trace;
+  std::int64_t seq = 0;
+  int iterations = 0;
+  double overlap_slowdown = 0;
+  double bucket_mb = 50;
+  bool json = false;
+};
+
+struct DeviceRow {
+  int device = -1, stage = 0, dp_rank = 0, tp_rank = 0, worker = 0;
+};
+
+// Devices in id order with their (stage, dp, tp) and worker.
+std::vector<DeviceRow> device_rows(const sim::PipelineInput& in) {
+  std::vector<DeviceRow> rows;
+  for (std::size_t w = 0; w < in.workers.size(); ++w)
+    for (std::size_t j = 0; j < in.workers[w].devices.size(); ++j)
+      rows.push_back({in.workers[w].devices[j], static_cast<int>(w) / in.dp, static_cast<int>(w) % in.dp,
+                      static_cast<int>(j), static_cast<int>(w)});
+  std::sort(rows.begin(), rows.end(), [](const DeviceRow& a, const DeviceRow& b) { return a.device < b.device; });
+  return rows;
+}
+
+nlohmann::ordered_json to_json(const model::Model& m, const hw::Cluster& c, const cost::Strategy& s,
+                               const sim::Simulation& r) {
+  const auto& res = r.result;
+  nlohmann::ordered_json j;
+  j["model"] = m.name;
+  j["seq"] = m.seq;
+  j["cluster"] = c.name;
+  j["strategy"] = cost::to_json(s);
+  j["iterations"] = r.input.iterations;
+  j["iteration_time_s"] = res.iteration_time_s;
+  j["analytical_iteration_time_s"] = r.estimate.iteration_time_s;
+  j["relative_difference"] = r.estimate.iteration_time_s > 0
+                                 ? (res.iteration_time_s - r.estimate.iteration_time_s) / r.estimate.iteration_time_s
+                                 : 0.0;
+  j["bubble_fraction"] = res.bubble_fraction;
+  j["analytical_peak_memory_bytes"] = r.estimate.peak_memory_bytes;
+  j["makespan_s"] = res.makespan_s;
+  j["window_s"] = {res.window_begin_s, res.window_end_s};
+  j["flow_contention_s"] = res.flow_contention_s;
+  j["overlap_extra_s"] = res.overlap_extra_s;
+  j["events"] = res.events;
+  j["tasks"] = res.tasks;
+  const auto rows = device_rows(r.input);
+  auto peaks = nlohmann::ordered_json::array();
+  auto when = nlohmann::ordered_json::array();
+  auto devices = nlohmann::ordered_json::array();
+  for (const auto& d : rows) {
+    const auto& w = res.workers[d.worker];
+    peaks.push_back(w.peak_memory_bytes);
+    when.push_back(w.peak_memory_time_s);
+    nlohmann::ordered_json dj;
+    dj["device"] = d.device;
+    dj["stage"] = d.stage;
+    dj["dp_rank"] = d.dp_rank;
+    dj["tp_rank"] = d.tp_rank;
+    dj["busy_s"] = w.busy_s;
+    dj["idle_s"] = w.idle_s;
+    dj["bubble_fraction"] = w.bubble_fraction;
+    dj["peak_memory_bytes"] = w.peak_memory_bytes;
+    dj["peak_memory_time_s"] = w.peak_memory_time_s;
+    dj["max_weight_versions"] = w.max_weight_versions;
+    dj["max_micro_batches_in_flight"] = w.max_in_flight;
+    devices.push_back(dj);
+  }
+  j["peak_memory_bytes"] = peaks;
+  j["peak_memory_time_s"] = when;
+  j["devices"] = devices;
+  return j;
+}
+
+void print_human(const model::Model& m, const hw::Cluster& c, const cost::Strategy& s, const sim::Simulation& r) {
+  const auto& res = r.result;
+  const double est = r.estimate.iteration_time_s;
+  fmt::print("model {} (seq {}) on {} ({} devices)\n", m.name, m.seq, c.name, c.num_devices());
+  fmt::print("strategy {}\n\n", cost::to_cli_string(s));
+  fmt::print("simulated iteration   {}  ({} batch{}{})\n", core::format_seconds(res.iteration_time_s),
+             r.input.iterations, r.input.iterations > 1 ? "es" : "",
+             r.input.iterations > 1 && (s.schedule == cost::Schedule::pipedream || s.schedule == cost::Schedule::two_bw)
+                 ? ", steady state"
+                 : "");
+  fmt::print("analytical estimate   {}  (simulated {:+.1f}%)\n", core::format_seconds(est),
+             est > 0 ? 100.0 * (res.iteration_time_s - est) / est : 0.0);
+  fmt::print("bubble fraction       {:.1f}% of the iteration idle on compute streams (mean over devices)\n",
+             100.0 * res.bubble_fraction);
+  fmt::print("link contention       {} of flow time lost to shared links; overlap slowdown {}\n",
+             core::format_seconds(res.flow_contention_s), core::format_seconds(res.overlap_extra_s));
+  fmt::print("events                {} ({} tasks)\n\n", res.events, res.tasks);
+  std::vector<std::vector<std::string>> rows;
+  const std::size_t limit = 32;
+  for (std::size_t w = 0; w < res.workers.size() && w < limit; ++w) {
+    const auto& st = res.workers[w];
+    std::string devs;
+    for (int d : r.input.workers[w].devices) devs += (devs.empty() ? "" : ",") + std::to_string(d);
+    rows.push_back({std::to_string(w / r.input.dp), std::to_string(w % r.input.dp), devs,
+                    core::format_seconds(st.busy_s), core::format_seconds(st.idle_s),
+                    fmt::format("{:.1f}%", 100.0 * st.bubble_fraction), core::format_bytes(st.peak_memory_bytes),
+                    core::format_seconds(st.peak_memory_time_s), std::to_string(st.max_weight_versions)});
+  }
+  fmt::print("{}", core::render_table({"stage", "dp", "devices (tp group)", "busy", "idle", "bubble", "peak memory",
+                                       "peak at", "weight versions"},
+                                      rows));
+  if (res.workers.size() > limit)
+    fmt::print("... {} more tp groups (use --json for every device)\n", res.workers.size() - limit);
+  fmt::print("\nbusy/idle: compute stream inside the measured window. Model and differences: docs/simulator.md.\n");
+}
+
+void run_simulate(const SimulateArgs& a) {
+  const int sources = !a.plan.empty() + !a.strategy.empty() + !a.strategy_file.empty();
+  if (sources != 1) throw core::InputError("simulate: give exactly one of --plan, --strategy and --strategy-file");
+  std::string model_name = a.model, cluster_spec = a.cluster;
+  std::int64_t seq = a.seq;
+  if (!a.plan.empty()) {
+    // A plan file names its model and cluster; flags override them.
+    const auto j = core::load_json_file(a.plan);
+    const core::JsonWhere w{a.plan, ""};
+    core::expect_object(j, w);
+    if (model_name.empty()) model_name = core::opt_string(j, "model", w).value_or("");
+    if (cluster_spec.empty()) cluster_spec = core::opt_string(j, "cluster", w).value_or("");
+    if (seq == 0) seq = core::opt_positive_int(j, "seq", w).value_or(0);
+  }
+  if (model_name.empty()) throw core::InputError("simulate: --model is required (the plan file names none)");
+  if (cluster_spec.empty()) throw core::InputError("simulate: --cluster is required (the plan file names none)");
+  if (a.iterations < 0) throw core::InputError("simulate: --iterations must be >= 1");
+  if (a.overlap_slowdown != 0 && a.overlap_slowdown < 1)
+    throw core::InputError("simulate: --overlap-slowdown must be >= 1 (1 = no slowdown)");
+  if (!(a.bucket_mb > 0)) throw core::InputError("simulate: --bucket-mb must be > 0");
+  auto m = model::resolve_model(model_name);
+  if (seq > 0) m = model::with_seq(m, seq);
+  const auto c = hw::resolve_cluster(cluster_spec, hw::builtin_catalog());
+  cost::Strategy s = !a.strategy.empty() ? cost::parse_strategy(a.strategy)
+                                         : cost::load_strategy_file(a.plan.empty() ? a.strategy_file : a.plan);
+  s = cost::complete_strategy(s, m, c);
+  sim::CostSimOptions opt;
+  opt.iterations = a.iterations;
+  opt.overlap_slowdown = a.overlap_slowdown;
+  opt.bucket_bytes = a.bucket_mb * 1e6;
+  sim::SimOptions so;
+  so.keep_timeline = !a.trace.empty();
+  so.record_memory_timeline = !a.trace.empty();
+  const double work = static_cast<double>(s.num_devices() / std::max(1, s.tp)) * s.num_micro_batches() *
+                      s.virtual_stages * (opt.iterations > 0 ? opt.iterations : sim::default_iterations(s.schedule));
+  if (work > 2e5) std::fprintf(stderr, "simulate: playing out %.0f micro-batch passes...\n", 2 * work);
+  const auto r = sim::simulate(m, c, s, opt, so);
+  if (!a.trace.empty()) {
+    std::ofstream f(a.trace);
+    if (!f) throw core::InputError("simulate: --trace: cannot write '" + a.trace + "'");
+    sim::write_chrome_trace(r.input, r.result, f);
+    if (!f) throw core::InputError("simulate: --trace: error writing '" + a.trace + "'");
+    std::fprintf(stderr, "simulate: trace written to %s (open in https://ui.perfetto.dev)\n", a.trace.c_str());
+  }
+  if (a.json) fmt::print("{}\n", to_json(m, c, s, r).dump(2));
+  else print_human(m, c, s, r);
+}
+
+}  // namespace
+
+void register_simulate_command(CLI::App& app) {
+  auto a = std::make_shared<SimulateArgs>();
+  auto* cmd = app.add_subcommand(
+      "simulate",
+      "Simulate one training iteration task by task (discrete events): forward/backward/recompute per micro-batch\n"
+      "and chunk, TP collectives, pipeline sends, DP gradient buckets overlapped with backward, ZeRO gathers,\n"
+      "optimizer step; links shared by concurrent transfers. Prints the iteration time next to the analytical\n"
+      "estimate, busy/idle and bubble per device, peak memory per device and when it happens.\n"
+      "Examples:\n"
+      "  strata simulate --model gpt3-175b --cluster dgx-a100:128 \\\n"
+      "      --strategy \"tp=8,pp=16,dp=8,mbs=1,gbs=1536\" --trace gpt3.json\n"
+      "  strata simulate --plan plan.json --json\n"
+      "Schedules: gpipe, 1f1b, interleaved (v>1), pipedream, 2bw (see docs/simulator.md).");
+  cmd->add_option("--plan", a->plan, "Plan file from `strata plan --json` (simulates its best strategy; model and "
+                                     "cluster from the file unless given)");
+  cmd->add_option("--model", a->model, "Built-in model name (strata models) or a model JSON file");
+  cmd->add_option("--cluster", a->cluster, "Cluster preset, 'node-type:count[+node-type:count]' or a cluster JSON file");
+  cmd->add_option("--strategy", a->strategy, "Strategy as key=value pairs (docs/strategy.md), e.g. "
+                                             "\"dp=2,tp=4,pp=2,gbs=64,schedule=1f1b\"");
+  cmd->add_option("--strategy-file", a->strategy_file, "Strategy JSON file (or a plan file)");
+  cmd->add_option("--seq", a->seq, "Sequence length (default: the model's, or the plan's)");
+  cmd->add_option("--iterations", a->iterations,
+                  "Batches to simulate (default 1 for flush schedules; 4 for pipedream/2bw, whose iteration time is "
+                  "the steady state between batch 1 and batch N-1)");
+  cmd->add_option("--trace", a->trace, "Write a Chrome trace-event JSON here (one process per GPU, threads for the "
+                                       "compute and communication streams; open in Perfetto)");
+  cmd->add_option("--overlap-slowdown", a->overlap_slowdown,
+                  "Compute slowdown while DP traffic overlaps it (default: the cost model's constant, 1.3)");
+  cmd->add_option("--bucket-mb", a->bucket_mb, "DP gradient bucket size in MB (default 50; at most 16 per chunk)");
+  cmd->add_flag("--json", a->json, "Print JSON (iteration_time_s, analytical_iteration_time_s, bubble_fraction, "
+                                   "peak_memory_bytes[per device], peak_memory_time_s[], devices[])");
+  cmd->callback([a] { run_simulate(*a); });
+}
+
 }  // namespace strata::cli

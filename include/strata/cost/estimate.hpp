@@ -64,4 +64,10 @@ Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s
 
 nlohmann::ordered_json to_json(const Estimate& e);
 
+// Model FLOPs of one training sample (forward + backward, no recompute) at sequence length `seq`:
+// GPT-like chains (embedding → identical transformer blocks → tied/untied head) use the PTD-P count
+//   F/B = 96·s·l·h²·(1 + s/(6h) + V/(16·l·h))                       (Narayanan et al. 2021, eq. 3)
+// otherwise Σ over layers of 3·forward FLOPs (= 6·N·tokens + attention for transformers).
+double model_flops_per_sample(const model::Model& m, std::int64_t seq);
+
 }  // namespace strata::cost

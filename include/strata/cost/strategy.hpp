@@ -46,7 +46,9 @@ struct Strategy {
 };
 
 // CLI syntax: "dp=8,tp=8,pp=16,mbs=1,gbs=1536,v=3,schedule=interleaved,zero=1,recompute=full,sp=on,
-// split=6+6+…,dtype=bf16,place=0+1+2…". InputError naming the key on anything invalid. `where` = "--strategy".
+// split=6+6+…,rlayers=2+2+…,dtype=bf16,place=0+1+2…". InputError naming the key on anything invalid.
+// `where` = "--strategy". Keys not given are left for complete_strategy: dp/tp/pp/gbs come back as 0 (= unset),
+// the rest with the struct's defaults (docs/strategy.md). strategy_from_json does the same for JSON.
 Strategy parse_strategy(std::string_view text, const std::string& where = "--strategy");
 std::string to_cli_string(const Strategy& s);
 nlohmann::ordered_json to_json(const Strategy& s);

@@ -1,6 +1,7 @@
 // hw/cluster: a concrete cluster — nodes and devices with their GPU types and links — and the link queries the
 // cost model needs (bandwidth/latency between two devices, the bottleneck of a group, node/NIC sharing).
 // Sources: AMP (seed_000) takes a full device×device bandwidth matrix; PipeDream (notes_003 §1.3) a hierarchy.
+// Formats and query semantics: docs/clusters.md.
 #pragma once
 #include <optional>
 #include <span>
@@ -31,6 +32,7 @@ struct Node {
   LinkSpec nic;                    // each NIC's link
   int rack = 0;                    // inter-node hierarchy: nodes in the same rack share a switch
   std::optional<std::vector<std::vector<double>>> intra_bw_matrix;  // local×local bytes/s
+  int first_nic = 0;               // global index of the node's first NIC (NICs numbered node-major)
 };
 
 struct Cluster {
@@ -40,6 +42,7 @@ struct Cluster {
   std::vector<Device> devices;
   // Inter-node hierarchy: bandwidth between racks is divided by this oversubscription factor (>= 1).
   double rack_oversubscription = 1.0;
+  int nodes_per_rack = 0;                 // 0 = all nodes in one rack
   // Optional full device×device bandwidth matrix (bytes/s) that overrides every other bandwidth (AMP's input).
   std::optional<std::vector<std::vector<double>>> bw_matrix;
 
@@ -47,18 +50,28 @@ struct Cluster {
   const GpuSpec& gpu_of(int device) const { return gpu_types[devices[device].gpu_type]; }
 };
 
+// Largest cluster accepted from user input (devices), so a typo like "dgx-a100:99999999" is an error.
+inline constexpr int kMaxClusterDevices = 1 << 20;
+
 // Builds a cluster from a preset name ("dgx-a100"), the CLI syntax "<node-type>:<count>[+<node-type>:<count>…]",
-// or the path of a JSON cluster file (docs/clusters.md). InputError on anything invalid, naming the bad part.
+// or the path of a JSON cluster file (docs/clusters.md) — a spec containing '/' or ending in ".json".
+// InputError on anything invalid, naming the bad part.
 Cluster resolve_cluster(std::string_view spec, const Catalog& catalog);
 // Loads a JSON cluster description.
 Cluster load_cluster_file(const std::string& path, const Catalog& catalog);
 Cluster cluster_from_json(const nlohmann::json& j, const std::string& origin, const Catalog& catalog);
+// One node group appended to `c` (used by the loaders; exposed for tests and for building clusters in code).
+void add_nodes(Cluster& c, const NodeSpec& spec, int count, const Catalog& catalog);
 
-// Bandwidth (bytes/s, one direction) and latency (s) of the path between two distinct devices.
+// Bandwidth (bytes/s, one direction) and latency (s) of the path between two devices: same node → the intra
+// link (or the node's matrix); different nodes → the slower of the two devices' NIC bandwidths (nic_bandwidth),
+// divided by rack_oversubscription across racks; the full bw_matrix overrides all of it. a == b → +inf / 0.
 double link_bandwidth(const Cluster& c, int a, int b);
 double link_latency(const Cluster& c, int a, int b);
 
 // The slowest pairwise link of a group (AMP eq. 3 uses the group's bottleneck) plus its shape.
+// O(group size) without a full matrix (O(k²) only among members sharing a node that has an intra matrix);
+// allocates only when `devices` is not strictly increasing (then it sorts a copy).
 struct GroupLinks {
   double bw_bytes_per_s = 0;        // min over pairs (infinite for a group of one device)
   double latency_s = 0;             // max over pairs
@@ -67,13 +80,40 @@ struct GroupLinks {
   int max_devices_per_node = 1;     // largest number of group members on one node
   double intra_bw_bytes_per_s = 0;  // bottleneck among members sharing a node (0 if none do)
   double inter_bw_bytes_per_s = 0;  // bottleneck among members on different nodes (0 if intra_node)
+  // Extensions (additive):
+  double intra_latency_s = 0;       // max latency among members sharing a node (0 if none do)
+  double inter_latency_s = 0;       // max latency among members on different nodes (0 if intra_node)
+  int min_devices_per_node = 1;     // smallest number of group members on one spanned node
+  bool uniform_per_node = true;     // same number of members on every spanned node
+  int max_devices_per_nic = 1;      // most group members leaving through one NIC (NIC sharing inside the group)
+  int num_racks = 1;                // distinct racks spanned
 };
 GroupLinks group_links(const Cluster& c, std::span<const int> devices);
 
 bool same_node(const Cluster& c, std::span<const int> devices);
-// Global NIC index a device's inter-node traffic leaves through (devices of a node are spread evenly over its NICs).
+// Global NIC index a device's inter-node traffic leaves through (devices of a node are spread evenly over its
+// NICs: local device i uses NIC ⌊i·nics/gpus⌋; with more NICs than GPUs this is the first of its NICs).
 int nic_of(const Cluster& c, int device);
-// How many GPUs of its node share the device's NIC.
+// How many GPUs of its node share the device's NIC (1 when every GPU has one or more NICs of its own).
 int gpus_per_nic(const Cluster& c, int device);
+// Inter-node bandwidth available to one device when it alone sends (bytes/s): its NIC's bandwidth, times the
+// number of NICs it owns when the node has more NICs than GPUs (p5.48xlarge: 4 × 100 Gbit/s per GPU).
+double nic_bandwidth(const Cluster& c, int device);
+// Total number of NICs in the cluster.
+int num_nics(const Cluster& c);
+
+// Whole-cluster summaries (for `strata describe`).
+double total_memory_bytes(const Cluster& c);
+double total_peak_flops(const Cluster& c, Dtype d);
+// The distinct link classes present: each intra-node link (or "matrix") and each NIC link, with the bandwidth
+// a pair sees and how many nodes use it; deterministic order (intra first, then inter, by first appearance).
+struct LinkClass {
+  std::string scope;                // "intra" | "inter" | "matrix"
+  std::string link;                 // link name ("nvswitch3", "eth-10g", "custom matrix")
+  double bw_bytes_per_s = 0;        // slowest pair of this class
+  double latency_s = 0;
+  int nodes = 0;                    // nodes using it
+};
+std::vector<LinkClass> link_classes(const Cluster& c);
 
 }  // namespace strata::hw

@@ -1,12 +1,14 @@
 // hw/hardware: the hardware catalog — GPU types (peak FLOP/s per dtype, memory, memory bandwidth), link types
 // (bandwidth one direction, latency) and node presets — loaded from data/gpus.json, data/links.json and
-// data/nodes.json (embedded). Each number's source is cited in those files.
+// data/nodes.json (embedded). Each number's source is cited in those files; the format is in docs/hardware.md.
 #pragma once
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "strata/core/json.hpp"
 
 namespace strata::hw {
 
@@ -23,11 +25,15 @@ struct GpuSpec {
   std::string vendor;                     // "nvidia", "amd", "cpu"
   double memory_bytes = 0;                // device memory capacity
   double memory_bw_bytes_per_s = 0;       // HBM/GDDR bandwidth
-  std::map<Dtype, double> peak_flops;     // dense peak FLOP/s per supported dtype
+  std::map<Dtype, double> peak_flops;     // dense peak FLOP/s per supported dtype (fp32 always present)
   std::string source;                     // citation
   // Peak FLOP/s for `d`; when the type lacks `d` (e.g. fp8 on A100, bf16 on V100) falls back to the best
-  // supported lower precision path in the order fp8→fp16/bf16→tf32→fp32 (documented in docs/hardware.md).
+  // supported lower precision path in the order fp8→fp16/bf16→tf32→fp32 (documented in docs/hardware.md):
+  //   fp8 → max(bf16, fp16) → tf32 → fp32;  bf16 → fp16 → tf32 → fp32;  fp16 → bf16 → tf32 → fp32;
+  //   tf32 → fp32.  fp32 is required of every type, so the chain always ends.
   double peak(Dtype d) const;
+  // True when the type lists `d` itself (no fallback).
+  bool supports(Dtype d) const { return peak_flops.count(d) != 0; }
 };
 
 struct LinkSpec {
@@ -35,6 +41,7 @@ struct LinkSpec {
   double bw_bytes_per_s = 0;              // one direction, per device (per port for NICs)
   double latency_s = 0;
   std::string source;
+  std::string description;                // "NVLink 3 (A100): 12 links x 25 GB/s"
 };
 
 // A node type: GPUs of one type with an intra-node interconnect and NICs for inter-node traffic.
@@ -45,7 +52,8 @@ struct NodeSpec {
   std::string intra_link;                 // LinkSpec name used between any two GPUs of the node
   int nics = 1;                           // number of NICs
   std::string nic_link;                   // LinkSpec name of each NIC
-  // Optional explicit GPU×GPU bandwidth matrix (bytes/s) inside the node, overriding intra_link.
+  // Optional explicit GPU×GPU bandwidth matrix (bytes/s) inside the node, overriding intra_link's bandwidth
+  // (intra_link still gives the latency). Diagonal ignored; pair bandwidth = min of both directions.
   std::optional<std::vector<std::vector<double>>> intra_bw_matrix;
   std::string source;
 };
@@ -54,13 +62,38 @@ struct Catalog {
   std::vector<GpuSpec> gpus;
   std::vector<LinkSpec> links;
   std::vector<NodeSpec> nodes;
-  // Lookups by name (case-insensitive); InputError "unknown GPU type 'x' (valid: ...)" naming `where`.
+  // Lookups by name (case-insensitive); InputError "<where>: unknown GPU type 'x' (valid: ...)".
   const GpuSpec& gpu(std::string_view name, const std::string& where = "gpu") const;
   const LinkSpec& link(std::string_view name, const std::string& where = "link") const;
   const NodeSpec& node(std::string_view name, const std::string& where = "node type") const;
+  // Non-throwing lookups (nullptr when absent).
+  const GpuSpec* find_gpu(std::string_view name) const;
+  const LinkSpec* find_link(std::string_view name) const;
+  const NodeSpec* find_node(std::string_view name) const;
+  // Sorted names, for "valid: ..." messages and listings.
+  std::vector<std::string> gpu_names() const;
+  std::vector<std::string> link_names() const;
+  std::vector<std::string> node_names() const;
 };
 
 // The built-in catalog parsed from the embedded data files (parsed once per call; callers keep it).
 Catalog builtin_catalog();
+
+// Parsers of one catalog entry in the format of data/*.json (docs/hardware.md); cluster files use the same
+// format for inline definitions. Names are lower-cased. `require_source` is true for the built-in files.
+GpuSpec gpu_from_json(const core::Json& j, const core::JsonWhere& where, bool require_source);
+LinkSpec link_from_json(const core::Json& j, const core::JsonWhere& where, bool require_source);
+// Checks that gpu/intra_link/nic_link name entries of `catalog` and the matrix is gpus×gpus with positive pairs.
+NodeSpec node_from_json(const core::Json& j, const core::JsonWhere& where, const Catalog& catalog,
+                        bool require_source);
+// A square bandwidth matrix from `key` (bytes/s) or `key`_gb_per_s (GB/s); nullopt when neither is present.
+// InputError when it is not n×n or an off-diagonal entry is not > 0.
+std::optional<std::vector<std::vector<double>>> bw_matrix_from_json(const core::Json& obj, std::string_view key,
+                                                                    std::size_t n, const core::JsonWhere& where);
+
+// JSON views for `--json` listings (SI units).
+core::OrderedJson to_json(const GpuSpec& g);
+core::OrderedJson to_json(const LinkSpec& l);
+core::OrderedJson to_json(const NodeSpec& n);
 
 }  // namespace strata::hw

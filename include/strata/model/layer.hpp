@@ -1,7 +1,7 @@
 // model/layer: one layer of a model as plain data, and its analytic numbers as functions of the micro-batch,
 // sequence, tensor-parallel degree, sequence parallelism and recompute mode: parameters, forward/backward FLOPs
 // (with GEMM shapes for a roofline), stored activation bytes (Korthikanti et al. 2022 for transformer blocks),
-// and the bytes sent to the next pipeline stage. This is the ONE place these formulas live.
+// and the bytes sent to the next pipeline stage. This is the ONE place these formulas live (docs/models.md).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -17,32 +17,46 @@ Recompute parse_recompute(std::string_view text, const std::string& where);  // 
 enum class LayerKind {
   embedding,        // token (+ learned position) embedding
   transformer,      // decoder/encoder-only block: attention (MHA/GQA/MQA) + MLP (GELU or SwiGLU) [+ MoE]
-  lm_head,          // final norm + LM head (tied or not)
+  lm_head,          // final norm + LM head (tied or not); also a classifier head (`pooled`)
   encoder,          // T5 encoder block
   decoder,          // T5 decoder block (self-attn + cross-attn over the encoder output + MLP)
-  patch_embedding,  // ViT/Swin patch embedding
+  patch_embedding,  // ViT/Swin patch embedding, Swin patch merging
   conv,             // convolution block (ResNet bottleneck / VGG conv stack)
   generic           // numbers given directly in JSON
 };
 std::string_view to_string(LayerKind k);
+LayerKind parse_layer_kind(std::string_view text, const std::string& where);  // InputError lists valid kinds
 
 enum class Activation { gelu, swiglu, relu };
-enum class Norm { layernorm, rmsnorm };
+enum class Norm { layernorm, rmsnorm, none };
+std::string_view to_string(Activation a);
+std::string_view to_string(Norm n);
+Activation parse_activation(std::string_view text, const std::string& where);  // InputError lists valid ones
+Norm parse_norm(std::string_view text, const std::string& where);              // InputError lists valid ones
 
 // Numbers of a generic layer, given per sample (micro-batch 1) at tp = 1; they scale linearly with the batch.
+// A generic layer is replicated on every tensor-parallel rank (numbers do not change with tp).
 struct GenericNumbers {
   double params = 0;
   double fwd_flops_per_sample = 0;
   double bwd_flops_per_sample = 0;            // default 2x forward when given as 0 in JSON
-  double activation_bytes_per_sample = 0;     // stored for backward
+  double activation_bytes_per_sample = 0;     // stored for backward (input included)
   double output_bytes_per_sample = 0;         // sent to the next stage
+  double input_bytes_per_sample = 0;          // part of activation_bytes that is the layer input (boundary)
 };
 
-// Convolution block: `convs` convolutions of kernel×kernel from in_channels to out_channels on an
-// height×width feature map (stride folded into the output size).
+// Convolution block, input Cin×height×width, output Cout×out_height×out_width.
+//  - plain stack (VGG, ResNet stem): `convs` convolutions kernel×kernel, the first Cin→Cout with `stride`, the
+//    rest Cout→Cout (same padding), each followed by [BN +] ReLU, then a max-pool down to out_height×out_width.
+//  - bottleneck (ResNet): 1×1 Cin→mid, kernel×kernel mid→mid with `stride`, 1×1 mid→Cout, each + BN, ReLU
+//    after the residual add; a 1×1 projection shortcut (+BN) when Cin ≠ Cout or stride > 1.
 struct ConvShape {
   std::int64_t in_channels = 0, out_channels = 0, kernel = 3, height = 0, width = 0, convs = 1;
-  std::int64_t out_height = 0, out_width = 0;  // output feature map
+  std::int64_t out_height = 0, out_width = 0;  // output feature map (after stride and pooling)
+  std::int64_t mid_channels = 0;               // bottleneck width
+  std::int64_t stride = 1;
+  bool bottleneck = false;
+  bool batch_norm = false;                     // BN after every conv (2 params per channel)
 };
 
 struct LayerSpec {
@@ -52,18 +66,24 @@ struct LayerSpec {
   std::int64_t heads = 0;                // a
   std::int64_t kv_heads = 0;             // GQA/MQA; == heads for MHA
   std::int64_t ffn = 0;                  // MLP inner width
-  std::int64_t vocab = 0;                // embedding / head
+  std::int64_t vocab = 0;                // embedding / head (classes for a classifier head)
   std::int64_t seq = 0;                  // tokens per sample entering this layer (0 = the model's seq)
   std::int64_t encoder_seq = 0;          // decoder: length of the cross-attention input
   Activation activation = Activation::gelu;
   Norm norm = Norm::layernorm;
   bool tied_embeddings = false;          // lm_head shares the embedding matrix (no extra params)
-  bool learned_positions = true;         // embedding adds a seq×h position table
-  bool bias = true;                      // linear layers carry biases
+  bool learned_positions = true;         // embedding / patch embedding adds a seq×h position table
+  bool bias = true;                      // linear layers carry biases (lm_head: an output bias of size vocab)
   std::int64_t experts = 0, top_k = 0;   // MoE MLP when experts > 0
   std::int64_t patch = 0, channels = 0;  // patch embedding: patch size, input channels
   ConvShape conv;
   GenericNumbers generic;
+  // Additions (model helper, issue 2):
+  std::int64_t attention_window = 0;     // tokens attended per query inside a window (Swin: 49); 0 = full seq
+  bool dropout = true;                   // dropout after attention/MLP (stores 1-byte masks; Korthikanti's 34sbh)
+  bool pooled = false;                   // lm_head: classifier on one token per sample (CLS / average pool)
+  bool cls_token = false;                // patch embedding: one extra learned [CLS] token (counted in seq)
+  bool pre_norm = false;                 // patch embedding: LayerNorm over the patch input (Swin patch merging)
 };
 
 // One GEMM: (m×k)·(k×n), repeated `count` times (e.g. batched attention products). FLOPs = 2·m·n·k·count.
@@ -74,7 +94,7 @@ struct Gemm {
 
 struct LayerQuery {
   std::int64_t micro_batch = 1;          // b
-  std::int64_t seq = 0;                  // s (0 = the layer's / model's seq)
+  std::int64_t seq = 0;                  // s (0 = the layer's seq; > 0 overrides it for sequence layers)
   int tp = 1;                            // t
   bool sequence_parallel = false;
   Recompute recompute = Recompute::none;
@@ -85,7 +105,8 @@ struct LayerCost {
   double params = 0;                     // whole layer
   double params_per_tp_rank = 0;         // stored on one tp rank
   std::vector<Gemm> fwd_gemms;           // forward GEMMs of one tp rank for one micro-batch
-  double fwd_flops = 0;                  // one tp rank, one micro-batch (GEMMs + non-GEMM work)
+  double fwd_flops = 0;                  // one tp rank, one micro-batch: GEMM FLOPs (non-GEMM ops are counted
+                                         //   as memory traffic in fwd_elementwise_bytes, not as FLOPs)
   double bwd_flops = 0;                  // one tp rank (2x the GEMM FLOPs of forward)
   double recompute_flops = 0;            // extra forward FLOPs re-run during backward under the query's mode
   double fwd_elementwise_bytes = 0;      // memory traffic of non-GEMM ops (norms, softmax, activations), one rank
@@ -95,9 +116,20 @@ struct LayerCost {
   int tp_allreduces_fwd = 0;             // all-reduces (or RS+AG pairs with sp) of tp_message_bytes in forward
   int tp_allreduces_bwd = 0;             // ... and in backward (excluding recompute)
   double tp_message_bytes = 0;           // size of each such message (b·s·h·bytes)
+  // Tied LM head: the embedding matrix this layer uses but does not own (total_params counts it once, in the
+  // embedding). A pipeline stage holding this layer without the embedding keeps a copy of it (Megatron).
+  double shared_params = 0;
+  double shared_params_per_tp_rank = 0;
   double act_total_bytes() const { return act_boundary_bytes + act_intermediate_bytes; }
 };
 
+// The numbers of one layer. InputError when the query's tp is impossible for the layer (see
+// tensor_parallel_problem); std::invalid_argument on a malformed query (micro_batch < 1, tp < 1).
 LayerCost layer_cost(const LayerSpec& layer, const LayerQuery& query);
+
+// Empty when the layer can be split over `tp` tensor-parallel ranks, else the reason (one line). Transformer
+// blocks need tp | heads and (tp | kv_heads or kv_heads | tp); conv blocks support tp = 1 only; embedding,
+// heads, patch and generic layers accept any tp.
+std::string tensor_parallel_problem(const LayerSpec& layer, int tp);
 
 }  // namespace strata::model

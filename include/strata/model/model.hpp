@@ -24,6 +24,29 @@ struct Model {
   int num_blocks() const;
 };
 
+// A decoder-only transformer (GPT / LLaMA / MPT style) described by its hyper-parameters: the "transformer
+// config" form of a custom model file, and what most zoo entries are built from.
+struct TransformerConfig {
+  std::string name;
+  std::string family = "custom";
+  std::int64_t layers = 0, hidden = 0, heads = 0;
+  std::int64_t kv_heads = 0;        // 0 = heads (MHA)
+  std::int64_t ffn = 0;             // 0 = 4·hidden (GELU/ReLU only; SwiGLU needs it given)
+  std::int64_t vocab = 0, seq = 0;
+  Activation activation = Activation::gelu;
+  Norm norm = Norm::layernorm;
+  bool tied_embeddings = true;
+  bool learned_positions = true;
+  bool bias = true;
+  bool dropout = true;
+  std::int64_t experts = 0, top_k = 0;  // MoE MLP in every block when experts > 0
+};
+// Upper bound on the layers of one model (a typo in `layers`/`repeat` must not allocate gigabytes).
+inline constexpr std::int64_t kMaxModelLayers = 100000;
+// Builds embedding → `layers` transformer blocks → final norm + LM head. InputError (naming `origin`) when a
+// size is not positive, heads do not divide hidden, kv_heads do not divide heads, top_k > experts...
+Model build_transformer(const TransformerConfig& cfg, const std::string& origin = "model");
+
 // Names of the built-in models, sorted.
 std::vector<std::string> zoo_names();
 // A built-in model; InputError "unknown model 'x' (valid: ...)".
@@ -39,5 +62,8 @@ Model with_seq(const Model& m, std::int64_t seq);
 double total_params(const Model& m);
 // Training FLOPs per token (forward + backward, no recompute) at the model's seq.
 double train_flops_per_token(const Model& m);
+
+// Empty when every layer of the model can be split over `tp` tensor-parallel ranks, else the first reason.
+std::string tensor_parallel_problem(const Model& m, int tp);
 
 }  // namespace strata::model

@@ -1,0 +1,54 @@
+// cost/constants: the few fitted constants of the cost model (achievable GEMM efficiency curve, memory and
+// link efficiencies, overheads, bytes per parameter) and their provenance. Loaded from the embedded
+// data/cost_constants.json, which says for each value what it was fitted to (data/calibration/ only) or which
+// source it was taken from.
+#pragma once
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "strata/hw/hardware.hpp"
+
+namespace strata::cost {
+
+struct CostConstants {
+  // Achievable fraction of peak for a GEMM of F FLOPs (Calculon-style size-dependent efficiency):
+  //   eff(F) = gemm_max_efficiency · F / (F + gemm_half_flops)           (tensor-core dtypes fp16/bf16/fp8)
+  //   fp32/tf32 GEMMs use fp32_gemm_max_efficiency with the same half size.
+  double gemm_max_efficiency = 0.8;
+  double gemm_half_flops = 2e9;
+  double fp32_gemm_max_efficiency = 0.8;
+  // Achievable fraction of HBM bandwidth for element-wise kernels (norms, softmax, activations, dropout).
+  double memory_bw_efficiency = 0.7;
+  // Achievable fraction of link bandwidth for collectives inside a node / across nodes.
+  double intra_node_bw_efficiency = 0.7;
+  double inter_node_bw_efficiency = 0.9;
+  // Fixed time per layer per micro-batch pass (kernel launches, framework overhead), forward; backward 2×.
+  double layer_overhead_s = 0.0;
+  // Slowdown of compute and communication when they overlap on one device (Galvatron measured 1.1–1.3).
+  double overlap_slowdown = 1.3;
+  // Mixed-precision bytes per parameter (Korthikanti §5 / ZeRO paper): fp16/bf16 weights, fp32 main grads,
+  // fp32 master weights + Adam m, v.
+  double weight_bytes_per_param = 2;
+  double grad_bytes_per_param = 4;
+  double optimizer_bytes_per_param = 12;
+  // Bytes per parameter of the gradient / parameter messages in DP sync (reduced in the compute dtype).
+  double grad_comm_bytes_per_param = 2;
+  // Optimizer step: bytes of memory traffic per parameter (read w, g, m, v, master; write w, m, v, master).
+  double optimizer_traffic_bytes_per_param = 32;
+  // Memory allowance per device: fixed workspace (CUDA context, cuBLAS workspace) + fragmentation fraction of
+  // everything else.
+  double workspace_bytes = 1.5e9;
+  double fragmentation_fraction = 0.05;
+
+  std::string provenance;  // one line summarising where these came from
+};
+
+// The built-in constants (parsed from data/cost_constants.json once; immutable).
+const CostConstants& builtin_constants();
+CostConstants constants_from_json(const nlohmann::json& j, const std::string& origin);
+nlohmann::ordered_json to_json(const CostConstants& c);
+// Achievable GEMM efficiency for a GEMM of `flops` in `dtype`.
+double gemm_efficiency(const CostConstants& c, double flops, hw::Dtype dtype);
+
+}  // namespace strata::cost

@@ -1,0 +1,133 @@
+// cost/stage: the per-layer / per-stage building blocks of the cost model, shared by estimate(), the planner's
+// exact layer-split DP and the simulator. estimate() is composed of exactly these functions, so a planner that
+// sums layer_stage_costs over a contiguous range and calls pipeline_iteration_time gets the same number as
+// estimate() for that split (tests/cost checks this identity).
+//
+//   stage time        t_i = Σ_{layers of stage i} (fwd_s + bwd_s)                         (per micro-batch)
+//   stage memory      M_i = stage_memory(ctx, i, Σ layers)  (weights·versions + grads + optimizer
+//                           + in_flight_micro_batches(...)·Σ activation_bytes + buffers + workspace, per device)
+//   p2p               e_i = p2p_time(stage i devices, stage i+1 devices, output_bytes of the stage's last layer)
+//   iteration         T   = pipeline_iteration_time(schedule, m, v, t, e) + max_i dp_sync_exposed_time_i
+#pragma once
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "strata/cost/estimate.hpp"
+#include "strata/cost/strategy.hpp"
+#include "strata/hw/cluster.hpp"
+#include "strata/model/layer.hpp"
+#include "strata/model/model.hpp"
+
+namespace strata::cost {
+
+// One layer of the chain placed on one stage (dp × tp devices), for one micro-batch.
+struct LayerStageCost {
+  double fwd_s = 0;                  // forward compute + exposed TP comm (+ exposed ZeRO-3 gather)
+  double bwd_s = 0;                  // backward compute incl. recompute + exposed TP comm (+ ZeRO-3 gather/RS)
+  double fwd_compute_s = 0;          // compute part of fwd_s
+  double bwd_compute_s = 0;          // compute part of bwd_s (recompute included)
+  double recompute_s = 0;            // recompute part of bwd_compute_s
+  double tp_comm_fwd_s = 0;          // TP collectives in forward (not overlapped: Megatron)
+  double tp_comm_bwd_s = 0;          // TP collectives in backward (+ those re-run by recompute)
+  double zero3_comm_s = 0;           // exposed ZeRO-3 parameter gather / gradient reduce-scatter per micro-batch
+  double static_bytes = 0;           // weights + grads + optimizer states per device under ZeRO over dp
+  double weight_bytes = 0;           //   of which weights (one version; PipeDream/2BW stash more)
+  double grad_bytes = 0;             //   of which gradients
+  double optimizer_bytes = 0;        //   of which optimizer states
+  double activation_bytes = 0;       // stored per in-flight micro-batch per device (Korthikanti, by recompute/sp)
+  double output_bytes = 0;           // activation sent to the next layer (the p2p message), whole tensor (not /tp)
+  double params_per_device = 0;      // parameters held per device before ZeRO sharding (for DP grad sync bytes)
+  double flops_fwd = 0;              // model FLOPs of the forward on one device (no recompute)
+  double shared_static_bytes = 0;    // tied-head copy of the embedding matrix (weights+grads+optimizer) held by a
+                                     // stage with the LM head but not the embedding; 0 elsewhere (not in static_bytes)
+  double unsharded_weight_bytes = 0; // weights per tp rank before ZeRO-3 sharding (ZeRO-3 gather buffer size)
+  double time_s() const { return fwd_s + bwd_s; }
+};
+
+// Sums over the layers of one stage (all its chunks), the inputs of stage_memory.
+struct StageSums {
+  double fwd_s = 0, bwd_s = 0;
+  double weight_bytes = 0, grad_bytes = 0, optimizer_bytes = 0;
+  double activation_bytes = 0;
+  double params_per_device = 0;
+  double shared_static_bytes = 0;    // counted only when the stage does not hold the embedding itself
+  double max_unsharded_weight_bytes = 0;
+  bool holds_embedding = false;
+  void add(const LayerStageCost& l, bool is_embedding);
+};
+
+// Everything about one stage's device group that does not depend on the layer: its GPU (the slowest if mixed),
+// tp/dp groups, the stage's constants and profile. Build once per device group, then cost layers cheaply.
+struct StageContext {
+  const Strategy* strategy = nullptr;
+  const hw::Cluster* cluster = nullptr;
+  const CostConstants* constants = nullptr;
+  const Profile* profile = nullptr;
+  std::vector<int> devices;           // dp × tp devices, rank order (dp_rank·tp + tp_rank)
+  int gpu_type = 0;                   // index into cluster->gpu_types of the slowest device
+  double peak_flops = 0;              // of that GPU for strategy.dtype
+  double memory_bw_bytes_per_s = 0;
+  double memory_capacity_bytes = 0;   // the smallest capacity among the stage's devices
+  double tp_allreduce_s_per_byte = 0; // time per byte of a tp all-reduce (β part), worst tp group
+  double tp_allreduce_latency_s = 0;  // α part of one tp all-reduce
+  double tp_rs_s_per_byte = 0;        // reduce-scatter (= all-gather) per byte with sequence parallelism
+  double tp_rs_latency_s = 0;
+  double dp_allgather_s_per_byte = 0; // all-gather (= reduce-scatter) over dp (worst dp group), per byte of the
+  double dp_allgather_latency_s = 0;  //   gathered output
+  double dp_allreduce_s_per_byte = 0; // all-reduce over dp (worst dp group)
+  double dp_allreduce_latency_s = 0;
+};
+StageContext make_stage_context(const model::Model& m, const hw::Cluster& c, const Strategy& s,
+                                std::span<const int> stage_devices, const CostOptions& opt = {});
+
+// Cost of one layer on the stage under recompute mode `mode` (per-stage recompute_layers pick the mode per
+// layer; see layer_recompute_mode).
+LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& layer, const StageContext& ctx,
+                                model::Recompute mode);
+// Every layer of the model's chain as if placed on this stage, under strategy.recompute.
+std::vector<LayerStageCost> layer_stage_costs(const model::Model& m, const hw::Cluster& c, const Strategy& s,
+                                              std::span<const int> stage_devices, const CostOptions& opt = {});
+// The recompute mode of the `index_in_stage`-th transformer-type layer of stage `stage`: strategy.recompute, or,
+// when strategy.recompute_layers is given, strategy.recompute for the first recompute_layers[stage] such
+// layers of the stage and none for the rest (Megatron --recompute-method block).
+model::Recompute layer_recompute_mode(const Strategy& s, int stage, int index_in_stage);
+
+// Pipeline p2p time e_i for one micro-batch: activation forward + its gradient backward between two adjacent
+// stages. Each (dp, tp) rank sends to its counterpart; across nodes with tp > 1 the message is split /tp
+// (Megatron scatter-gather) and re-gathered on the receiving node. Concurrent sends share NICs.
+double p2p_time(const hw::Cluster& c, const Strategy& s, std::span<const int> from_stage_devices,
+                std::span<const int> to_stage_devices, double bytes, const CostOptions& opt = {});
+
+// ---- schedules (cost/pipeline) -------------------------------------------------------------------------------
+// Iteration time of the pipeline (without DP sync/optimizer) given per-stage times t_i (per micro-batch, all
+// chunks of the stage) and p2p times e_i (size p−1):
+//   gpipe, 1f1b:   (m−1)·max t + Σ t + Σ e                                      (AMP eq. 5)
+//   interleaved:   m·max t + (Σ t − max t)/v + Σ e        (uniform: (m·v + p − 1)·t/v ⇒ bubble (p−1)/(v·m))
+//   pipedream,2bw: m·max(max t, max e)                    (steady state, no flush: one micro-batch per max stage)
+double pipeline_iteration_time(Schedule sched, std::int64_t m, int v, std::span<const double> stage_time_s,
+                               std::span<const double> p2p_s);
+// Bubble fraction of a uniform pipeline: (p−1)/m, (p−1)/(v·m), 0 for pipedream/2bw.
+double bubble_fraction(Schedule sched, int p, std::int64_t m, int v);
+// Micro-batches whose activations stage `stage` (0-based) holds at its peak, in units of the stage's whole
+// activation of one micro-batch: gpipe m; 1f1b/pipedream/2bw min(p − stage, m); interleaved (Megatron)
+// min(m·v, 2(p − stage − 1) + (v − 1)·p + 1) / v  (stage 0: p·(1 + (p−1)/(p·v)), Korthikanti §4.2.3).
+double in_flight_micro_batches(Schedule sched, int p, int stage, std::int64_t m, int v);
+// Weight versions held: pipedream p − stage (weight stashing), 2bw 2, otherwise 1.
+int weight_versions(Schedule sched, int p, int stage);
+
+// ---- per-stage terms that are not per-layer ------------------------------------------------------------------
+// Memory per device of stage `stage` (0-based) from its layer sums (docs/cost-model.md §Memory):
+//   weights × weight_versions + grads + optimizer (+ tied-head copy) ; activations × in_flight_micro_batches;
+//   buffers = ZeRO-3 gather buffers (2 × the largest layer's unsharded weights);
+//   workspace = workspace_bytes + fragmentation_fraction × (everything else).
+MemoryBreakdown stage_memory(const StageContext& ctx, int stage, const StageSums& sums);
+// Exposed data-parallel gradient synchronisation of a stage per iteration: all-reduce (ZeRO 0) or
+// reduce-scatter + all-gather (ZeRO 1/2) of `grad_params` parameters' gradients over each dp group, overlapped
+// with the last micro-batch's backward `overlap_window_s` with the contention slowdown (Galvatron ≈1.3).
+// ZeRO-3 syncs per layer inside layer_stage_cost and returns 0 here.
+double dp_sync_exposed_time(const StageContext& ctx, double grad_params, double overlap_window_s);
+// Optimizer step of a stage: reads/writes the (sharded) states at the GPU's memory bandwidth.
+double optimizer_step_time(const StageContext& ctx, double params_per_device);
+
+}  // namespace strata::cost

@@ -1,0 +1,101 @@
+// plan/search: the planner — enumerate (dp, tp, pp) × placement × micro-batch × schedule/v × ZeRO × recompute ×
+// sequence parallelism, solve the exact layer split of each (plan/split), cost it with cost::estimate, keep the
+// top K, and compute the built-in baselines (megatron, uniform, dp-only, zero3-only). Exact (equals exhaustive
+// evaluation of the same space, tests/plan), deterministic for any thread count, and fast: per-layer costs are
+// computed once per distinct layer shape and stage device class, and configurations are visited in order of a
+// valid lower bound and pruned against the current K-th best in fixed-size batches. Algorithm: docs/planner.md.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "strata/cost/estimate.hpp"
+#include "strata/cost/strategy.hpp"
+#include "strata/hw/cluster.hpp"
+#include "strata/model/model.hpp"
+#include "strata/plan/placement.hpp"
+
+namespace strata::plan {
+
+// 3d: dp/tp/pp/mbs only (AMP: 1F1B, no ZeRO, no recompute, no sp); full: + gpipe, interleaved (v), ZeRO 0–3,
+// recompute none/selective/full, sp; all: full + the asynchronous schedules pipedream and 2bw (weight
+// stashing / double buffering change the optimizer semantics, so they are opt-in).
+enum class Space { three_d, full, all };
+std::string_view to_string(Space s);
+Space parse_space(std::string_view text, const std::string& where);
+
+struct PlanOptions {
+  std::int64_t global_batch = 0;
+  Space space = Space::full;
+  int top_k = 5;
+  int threads = 1;
+  PlacementMode placement = PlacementMode::hetero;
+  int max_tp = 0;                  // 0 = no limit
+  int max_pp = 0;                  // 0 = no limit
+  hw::Dtype dtype = hw::Dtype::bf16;
+  cost::CostOptions cost;          // profile / constants
+  bool baselines = true;
+  std::uint64_t anneal_seed = 1;   // --placement anneal
+  int anneal_iterations = 300;
+  int batch_size = 64;             // pruning batch (results do not depend on it; only `evaluated` may)
+  bool exhaustive = false;         // cost every configuration (no lower-bound pruning): the tests' reference
+  // Called between batches with (configurations visited, total) — for a progress line. May be empty.
+  std::function<void(std::int64_t, std::int64_t)> progress;
+};
+
+struct Candidate {
+  cost::Strategy strategy;          // complete (split and placement filled)
+  cost::Estimate estimate;
+  std::string placement_label;      // "megatron", "types v100-16gb>t4", "anneal"...
+  double split_objective_s = 0;     // the split DP's pipeline objective (AMP eq. 5 / steady state)
+  std::int64_t order = 0;           // enumeration index (the deterministic tie-break)
+};
+
+struct Baseline {
+  std::string name;                 // megatron, uniform, dp-only, zero3-only
+  bool found = false;               // a fitting strategy exists
+  cost::Strategy strategy;
+  cost::Estimate estimate;
+  std::string note;                 // how it was chosen / why none
+};
+
+struct RejectReason {
+  std::string reason;
+  std::int64_t count = 0;
+  std::string example;              // one strategy (CLI syntax) with that reason
+};
+
+struct PlanResult {
+  std::vector<Candidate> top;       // best first
+  std::vector<Baseline> baselines;
+  std::int64_t space_size = 0;      // configurations enumerated (after the divisibility rules)
+  std::int64_t lower_bounded = 0;   // configurations given a lower bound
+  std::int64_t pruned_by_bound = 0; // never costed: lower bound ≥ the K-th best
+  std::int64_t evaluated = 0;       // strategies costed by cost::estimate (search + baselines + annealing)
+  std::int64_t splits_solved = 0;
+  std::int64_t split_bounds_tried = 0;
+  std::vector<RejectReason> rejected;  // sorted by reason
+  std::vector<std::string> explanation;  // why the best plan looks the way it does
+  double search_time_s = 0;
+};
+
+// Runs the search. InputError when the request is impossible: gbs not divisible by any dp (names the nearest
+// gbs that works), or nothing fits memory (says the smallest memory per GPU the model would need and with
+// which strategy, and which GPU types of the catalog have that much).
+PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt);
+
+// The layer split that plan() would choose for a strategy whose degrees, mbs, schedule... are fixed (split and
+// placement given or defaulted): exact for gpipe/1f1b/pipedream/2bw, the Megatron split for interleaved.
+// Returns false when no split fits memory.
+bool optimal_split(const model::Model& m, const hw::Cluster& c, cost::Strategy& s, const cost::CostOptions& opt = {},
+                   double* objective_s = nullptr);
+
+// Plan file (docs/planner.md §Plan file): best {strategy, estimate, placement, cli}, candidates, baselines
+// (name → estimate), baseline_strategies, speedups, rejected, evaluated, space_size, search_time_s.
+nlohmann::ordered_json plan_to_json(const PlanResult& r, const model::Model& m, const hw::Cluster& c,
+                                    const PlanOptions& opt);
+
+}  // namespace strata::plan

@@ -1,0 +1,51 @@
+// sched/lp: the one LP/MILP building layer of the scheduler. Policies add variables (bounds, objective
+// coefficient, optional integrality) and linear constraints (lo <= Σ a_i x_i <= hi), then solve: pure LPs go to
+// COIN-OR CLP (ClpSimplex), problems with integer variables to CBC (CbcModel over OsiClpSolverInterface).
+#pragma once
+#include <limits>
+#include <utility>
+#include <vector>
+
+namespace strata::sched {
+
+inline constexpr double kLpInf = std::numeric_limits<double>::infinity();
+
+enum class LpStatus { kOptimal, kInfeasible, kUnbounded, kFailed };
+
+struct LpSolution {
+  LpStatus status = LpStatus::kFailed;
+  double objective = 0;
+  std::vector<double> values;  // one per variable, in the order they were added
+  bool ok() const { return status == LpStatus::kOptimal; }
+};
+
+class LinearProgram {
+ public:
+  // Adds a variable lo <= x <= hi with objective coefficient `objective`; returns its index.
+  int add_variable(double lo, double hi, double objective = 0, bool integer = false);
+  // Adds lo <= Σ coef·x[var] <= hi (use ±kLpInf for a one-sided row). Zero coefficients are dropped;
+  // repeated variables are summed.
+  void add_constraint(const std::vector<std::pair<int, double>>& terms, double lo, double hi);
+  void set_objective(int var, double coef);
+  double objective_coefficient(int var) const { return obj_.at(var); }
+  void set_maximize(bool maximize) { maximize_ = maximize; }
+  // Upper bound of a variable already added (used to pin variables, e.g. infeasible job/type cells to 0).
+  void set_upper(int var, double hi);
+
+  int num_variables() const { return static_cast<int>(lo_.size()); }
+  int num_constraints() const { return static_cast<int>(row_lo_.size()); }
+
+  // Solves with CLP (or CBC when any variable is integer). Deterministic: same program → same solution.
+  LpSolution solve() const;
+
+ private:
+  std::vector<double> lo_, hi_, obj_;
+  std::vector<char> integer_;
+  std::vector<int> t_row_, t_col_;
+  std::vector<double> t_val_;
+  std::vector<double> row_lo_, row_hi_;
+  bool maximize_ = false;
+  bool any_integer_ = false;
+};
+
+}  // namespace strata::sched

@@ -1,0 +1,95 @@
+// sched/simulate: the event-driven cluster simulator (thesis §5.6 methodology): jobs arrive (static or Poisson),
+// the policy re-computes X when the set of jobs changes (or every round), the round-based mechanism runs each
+// round, jobs progress at their placed throughput and complete; metrics: JCT (average, percentiles), makespan,
+// cost, utilisation, fairness. Also the seeded trace generator with Gavel's job-size/duration distributions.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "strata/core/json.hpp"
+#include "strata/sched/policy.hpp"
+
+namespace strata::sched {
+
+// --- trace generation -----------------------------------------------------------------------------------------
+
+struct GenerateSpec {
+  int jobs = 100;
+  double rate_per_hour = 0;   // Poisson arrival rate λ (jobs/hour); 0 = static trace (all jobs at t = 0)
+  std::uint64_t seed = 0;
+  bool multi_gpu = false;     // false: every job 1 GPU; true: 70 % 1, 25 % 2–4, 5 % 8 GPUs
+};
+
+// "jobs=200,rate=4,seed=1[,multi=1]" (keys in any order; jobs required). InputError naming `flag`.
+GenerateSpec parse_generate_spec(const std::string& spec, const std::string& flag = "--generate");
+
+// Job-type table: a throughputs file whose jobs are job types (single-GPU throughput per GPU type), plus
+// "multi_gpu_scaling" (efficiency per doubling of GPUs, consolidated / unconsolidated). The default table is
+// data/sched/gavel_job_types.json.
+struct JobTypeTable {
+  Problem types;                          // jobs = job types; their "steps" are ignored
+  double consolidated_efficiency = 1.0;   // per doubling of the GPU count
+  double unconsolidated_efficiency = 1.0;
+};
+JobTypeTable job_types_from_json(const core::Json& j, const std::string& origin);
+JobTypeTable default_job_types();
+
+// Gavel's generator (thesis §5.6): inter-arrival ~ Exp(λ), job type uniform, duration on the fastest GPU type
+// 10^x minutes with x ~ U[1.5, 3] w.p. 0.8 and U[3, 4] w.p. 0.2, steps = fastest throughput × duration, size
+// as in GenerateSpec. std::mt19937_64 with our own distribution code, so traces are identical on every
+// standard library. Throughput of a k-GPU job: k · T_1 · efficiency^log2(k).
+Problem generate_trace(const JobTypeTable& table, const std::vector<WorkerType>& cluster, const GenerateSpec& spec);
+
+// --- simulation -----------------------------------------------------------------------------------------------
+
+enum class Reallocate { kOnChange, kEveryRound };
+
+struct SimOptions {
+  Policy policy;
+  PolicyOptions policy_options;
+  double round_s = 360;                    // round length (thesis default: 6 minutes)
+  double restart_overhead_s = 5;           // checkpoint + restore when a job is not renewed (thesis: < 5 s)
+  Reallocate reallocate = Reallocate::kOnChange;
+  int measure_from = 0, measure_to = -1;   // job index window for the metrics (arrival order); -1 = to the end
+  double max_sim_s = 365.0 * 86400;        // safety stop (a job that never gets GPUs)
+  // Called after each re-allocation with (simulated time s, finished jobs, total jobs); e.g. a progress line.
+  std::function<void(double, int, int)> progress;
+};
+
+struct JobResult {
+  std::string name, job_type;
+  int scale_factor = 1;
+  double arrival_s = 0, start_s = -1, completion_s = -1;  // -1: never started / not finished
+  double jct_s = -1;
+  double steps = 0;
+  double gpu_seconds = 0;                                 // GPU-time used
+  double cost_usd = 0;
+  double slowdown = 0;                                    // JCT / (steps / fastest throughput)
+};
+
+struct SimMetrics {
+  int jobs_measured = 0, jobs_finished = 0;
+  double avg_jct_s = 0, p50_jct_s = 0, p90_jct_s = 0, p99_jct_s = 0;
+  double makespan_s = 0;        // last completion − first arrival (all jobs)
+  double total_cost_usd = 0;    // busy GPU-time × on-demand (or spot) price; 0 without prices
+  double utilization = 0;       // busy GPU-time / (GPUs × makespan)
+  double avg_slowdown = 0, max_slowdown = 0;
+  double jain_fairness = 0;     // Jain's index of the slowdowns (1 = perfectly even)
+  int rounds = 0, reallocations = 0, lp_solves = 0;
+};
+
+struct SimResult {
+  std::vector<JobResult> jobs;  // input order
+  SimMetrics metrics;
+};
+
+// Runs `trace` (types = the cluster; jobs with arrival_s and steps) under `opt`.
+SimResult simulate(const Problem& trace, const SimOptions& opt);
+
+core::OrderedJson to_json(const SimResult& r);
+// One CSV row per job: name,job_type,scale_factor,arrival_s,start_s,completion_s,jct_s,gpu_seconds,cost_usd,slowdown
+std::string jobs_csv(const SimResult& r);
+
+}  // namespace strata::sched

@@ -1,0 +1,86 @@
+// cost/constants: reads data/cost_constants.json (fitted constants with provenance) and evaluates the GEMM
+// efficiency curve.
+#include "strata/cost/constants.hpp"
+
+#include <fmt/format.h>
+
+#include "strata/core/data.hpp"
+#include "strata/core/json.hpp"
+
+namespace strata::cost {
+namespace {
+
+// Each constant is {"value": x, "fitted_to"|"source": "...", ...}; only "value" is read.
+double value_of(const core::Json& obj, std::string_view key, const core::JsonWhere& where, double lo, double hi) {
+  const auto& entry = core::require_field(obj, key, where);
+  const auto w = where.field(key);
+  core::expect_object(entry, w);
+  const double v = core::get_number(entry, "value", w);
+  if (!(v >= lo && v <= hi)) core::fail(w.field("value"), fmt::format("{} is outside [{}, {}]", v, lo, hi));
+  return v;
+}
+
+}  // namespace
+
+CostConstants constants_from_json(const nlohmann::json& j, const std::string& origin) {
+  const core::JsonWhere root{origin, ""};
+  core::expect_object(j, root);
+  const auto& cj = core::require_field(j, "constants", root);
+  const auto w = root.field("constants");
+  core::expect_object(cj, w);
+  CostConstants c;
+  c.gemm_max_efficiency = value_of(cj, "gemm_max_efficiency", w, 0.01, 1.0);
+  c.gemm_half_flops = value_of(cj, "gemm_half_flops", w, 0.0, 1e15);
+  c.fp32_gemm_max_efficiency = value_of(cj, "fp32_gemm_max_efficiency", w, 0.01, 1.0);
+  c.memory_bw_efficiency = value_of(cj, "memory_bw_efficiency", w, 0.01, 1.0);
+  c.intra_node_bw_efficiency = value_of(cj, "intra_node_bw_efficiency", w, 0.01, 1.0);
+  c.inter_node_bw_efficiency = value_of(cj, "inter_node_bw_efficiency", w, 0.01, 1.0);
+  c.layer_overhead_s = value_of(cj, "layer_overhead_s", w, 0.0, 1.0);
+  c.overlap_slowdown = value_of(cj, "overlap_slowdown", w, 1.0, 10.0);
+  c.weight_bytes_per_param = value_of(cj, "weight_bytes_per_param", w, 0.0, 64.0);
+  c.grad_bytes_per_param = value_of(cj, "grad_bytes_per_param", w, 0.0, 64.0);
+  c.optimizer_bytes_per_param = value_of(cj, "optimizer_bytes_per_param", w, 0.0, 64.0);
+  c.grad_comm_bytes_per_param = value_of(cj, "grad_comm_bytes_per_param", w, 0.0, 64.0);
+  c.optimizer_traffic_bytes_per_param = value_of(cj, "optimizer_traffic_bytes_per_param", w, 0.0, 1024.0);
+  c.workspace_bytes = value_of(cj, "workspace_bytes", w, 0.0, 1e12);
+  c.fragmentation_fraction = value_of(cj, "fragmentation_fraction", w, 0.0, 1.0);
+  c.provenance = core::get_string(j, "provenance", root);
+  return c;
+}
+
+const CostConstants& builtin_constants() {
+  // Parsed once; immutable afterwards (thread-safe static initialisation).
+  static const CostConstants c = constants_from_json(core::embedded_json("cost_constants.json"),
+                                                     "data/cost_constants.json");
+  return c;
+}
+
+nlohmann::ordered_json to_json(const CostConstants& c) {
+  nlohmann::ordered_json j;
+  j["gemm_max_efficiency"] = c.gemm_max_efficiency;
+  j["gemm_half_flops"] = c.gemm_half_flops;
+  j["fp32_gemm_max_efficiency"] = c.fp32_gemm_max_efficiency;
+  j["memory_bw_efficiency"] = c.memory_bw_efficiency;
+  j["intra_node_bw_efficiency"] = c.intra_node_bw_efficiency;
+  j["inter_node_bw_efficiency"] = c.inter_node_bw_efficiency;
+  j["layer_overhead_s"] = c.layer_overhead_s;
+  j["overlap_slowdown"] = c.overlap_slowdown;
+  j["weight_bytes_per_param"] = c.weight_bytes_per_param;
+  j["grad_bytes_per_param"] = c.grad_bytes_per_param;
+  j["optimizer_bytes_per_param"] = c.optimizer_bytes_per_param;
+  j["grad_comm_bytes_per_param"] = c.grad_comm_bytes_per_param;
+  j["optimizer_traffic_bytes_per_param"] = c.optimizer_traffic_bytes_per_param;
+  j["workspace_bytes"] = c.workspace_bytes;
+  j["fragmentation_fraction"] = c.fragmentation_fraction;
+  j["provenance"] = c.provenance;
+  return j;
+}
+
+double gemm_efficiency(const CostConstants& c, double flops, hw::Dtype dtype) {
+  const bool tensor_core = dtype == hw::Dtype::fp16 || dtype == hw::Dtype::bf16 || dtype == hw::Dtype::fp8;
+  const double emax = tensor_core ? c.gemm_max_efficiency : c.fp32_gemm_max_efficiency;
+  if (flops <= 0) return emax;
+  return emax * flops / (flops + c.gemm_half_flops);
+}
+
+}  // namespace strata::cost

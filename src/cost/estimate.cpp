@@ -1,0 +1,311 @@
+// cost/estimate: the whole-strategy estimate, composed only of the stage.hpp building blocks (layer_stage_cost,
+// p2p_time, pipeline_iteration_time, dp_sync_exposed_time, optimizer_step_time, stage_memory), plus the model
+// FLOP count (PTD-P) and the JSON view of an estimate.
+#include "strata/cost/estimate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "strata/core/text.hpp"
+#include "strata/cost/constants.hpp"
+#include "strata/cost/stage.hpp"
+
+namespace strata::cost {
+namespace {
+
+bool is_block(model::LayerKind k) {
+  return k == model::LayerKind::transformer || k == model::LayerKind::encoder || k == model::LayerKind::decoder ||
+         k == model::LayerKind::conv || k == model::LayerKind::generic;
+}
+
+// Two layers with the same shape cost the same (names may differ): lets estimate() cost each distinct layer of a
+// stage once (a 128-block model has 3 distinct layers).
+bool same_shape(const model::LayerSpec& a, const model::LayerSpec& b) {
+  const auto& ca = a.conv;
+  const auto& cb = b.conv;
+  const auto& ga = a.generic;
+  const auto& gb = b.generic;
+  return a.kind == b.kind && a.hidden == b.hidden && a.heads == b.heads && a.kv_heads == b.kv_heads &&
+         a.ffn == b.ffn && a.vocab == b.vocab && a.seq == b.seq && a.encoder_seq == b.encoder_seq &&
+         a.activation == b.activation && a.norm == b.norm && a.tied_embeddings == b.tied_embeddings &&
+         a.learned_positions == b.learned_positions && a.bias == b.bias && a.experts == b.experts &&
+         a.top_k == b.top_k && a.patch == b.patch && a.channels == b.channels &&
+         a.attention_window == b.attention_window && a.dropout == b.dropout && a.pooled == b.pooled &&
+         a.cls_token == b.cls_token && a.pre_norm == b.pre_norm && ca.in_channels == cb.in_channels &&
+         ca.out_channels == cb.out_channels && ca.kernel == cb.kernel && ca.height == cb.height &&
+         ca.width == cb.width && ca.convs == cb.convs && ca.out_height == cb.out_height &&
+         ca.out_width == cb.out_width && ca.mid_channels == cb.mid_channels && ca.stride == cb.stride &&
+         ca.bottleneck == cb.bottleneck && ca.batch_norm == cb.batch_norm && ga.params == gb.params &&
+         ga.fwd_flops_per_sample == gb.fwd_flops_per_sample && ga.bwd_flops_per_sample == gb.bwd_flops_per_sample &&
+         ga.activation_bytes_per_sample == gb.activation_bytes_per_sample &&
+         ga.input_bytes_per_sample == gb.input_bytes_per_sample &&
+         ga.output_bytes_per_sample == gb.output_bytes_per_sample;
+}
+
+// Per-stage memo of distinct layers (linear scan: a stage has a handful of distinct shapes).
+struct LayerMemo {
+  struct Entry {
+    const model::LayerSpec* layer;
+    model::Recompute mode;
+    LayerStageCost cost;
+  };
+  std::vector<Entry> entries;
+  const LayerStageCost& get(const model::Model& m, const model::LayerSpec& l, const StageContext& ctx,
+                            model::Recompute mode) {
+    for (const auto& e : entries)
+      if (e.mode == mode && (e.layer == &l || same_shape(*e.layer, l))) return e.cost;
+    entries.push_back({&l, mode, layer_stage_cost(m, l, ctx, mode)});
+    return entries.back().cost;
+  }
+};
+
+// Stages whose contexts agree on every number a layer cost reads share one memo (uniform pipelines cost each
+// distinct layer once per estimate).
+bool same_numbers(const StageContext& a, const StageContext& b) {
+  return a.gpu_type == b.gpu_type && a.peak_flops == b.peak_flops && a.memory_bw_bytes_per_s == b.memory_bw_bytes_per_s &&
+         a.tp_allreduce_s_per_byte == b.tp_allreduce_s_per_byte && a.tp_allreduce_latency_s == b.tp_allreduce_latency_s &&
+         a.tp_rs_s_per_byte == b.tp_rs_s_per_byte && a.tp_rs_latency_s == b.tp_rs_latency_s &&
+         a.dp_allgather_s_per_byte == b.dp_allgather_s_per_byte && a.dp_allgather_latency_s == b.dp_allgather_latency_s &&
+         a.dp_allreduce_s_per_byte == b.dp_allreduce_s_per_byte && a.dp_allreduce_latency_s == b.dp_allreduce_latency_s;
+}
+
+bool same_node_kind(const hw::Node& a, const hw::Node& b) {
+  return a.node_type == b.node_type && a.num_devices == b.num_devices && a.intra.name == b.intra.name &&
+         a.intra.bw_bytes_per_s == b.intra.bw_bytes_per_s && a.intra.latency_s == b.intra.latency_s &&
+         a.nics == b.nics && a.nic.bw_bytes_per_s == b.nic.bw_bytes_per_s && a.nic.latency_s == b.nic.latency_s &&
+         a.intra_bw_matrix == b.intra_bw_matrix;
+}
+
+// Two stages whose devices sit at the same positions of equivalent nodes (same node kinds, same relative node and
+// rack offsets, same local indices) have identical groups up to a translation, so make_stage_context gives the
+// same numbers: reuse them (a uniform 64-stage pipeline builds one context). Never with a full bw matrix.
+bool same_topology(const hw::Cluster& c, std::span<const int> a, std::span<const int> b) {
+  if (c.bw_matrix || a.size() != b.size()) return false;
+  const auto& da0 = c.devices[a[0]];
+  const auto& db0 = c.devices[b[0]];
+  const int ra0 = c.nodes[da0.node].rack, rb0 = c.nodes[db0.node].rack;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const auto& da = c.devices[a[i]];
+    const auto& db = c.devices[b[i]];
+    if (da.local_index != db.local_index || da.gpu_type != db.gpu_type || da.node - da0.node != db.node - db0.node)
+      return false;
+    if (i > 0 && da.node == c.devices[a[i - 1]].node && db.node == c.devices[b[i - 1]].node) continue;
+    const auto& na = c.nodes[da.node];
+    const auto& nb = c.nodes[db.node];
+    if (na.rack - ra0 != nb.rack - rb0 || !same_node_kind(na, nb)) return false;
+  }
+  return true;
+}
+
+std::string gpu_name_of(const hw::Cluster& c, const StageContext& ctx) { return c.gpu_types[ctx.gpu_type].name; }
+
+}  // namespace
+
+Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s, const CostOptions& opt) {
+  const int p = s.pp, v = s.virtual_stages, chunks = p * v;
+  if (static_cast<int>(s.split.size()) != chunks || static_cast<int>(s.placement.size()) != s.num_devices() ||
+      s.num_devices() != c.num_devices())
+    throw std::invalid_argument("estimate: strategy is not complete (call complete_strategy first)");
+  const auto bounds = chunk_boundaries(s);
+  const std::int64_t micro = s.num_micro_batches();
+
+  Estimate est;
+  est.stages.resize(p);
+  std::vector<StageContext> ctxs(p);
+  std::vector<double> t(p, 0.0), e(p > 1 ? p - 1 : 0, 0.0);
+  std::vector<int> devs;
+  std::vector<double> first_chunk_output(p, 0.0);
+  std::vector<LayerMemo> memos;
+  memos.reserve(p);
+  std::vector<int> memo_of(p, -1);
+  std::vector<int> distinct;  // stages whose context was built (not copied)
+  for (int st = 0; st < p; ++st) {
+    devs.clear();
+    for (int d = 0; d < s.dp; ++d)
+      for (int r = 0; r < s.tp; ++r) devs.push_back(s.device(st, d, r));
+    int twin = -1;
+    for (int prev : distinct)
+      if (same_topology(c, devs, est.stages[prev].devices)) {
+        twin = prev;
+        break;
+      }
+    if (twin >= 0) {
+      ctxs[st] = ctxs[twin];
+      ctxs[st].devices = devs;
+    } else {
+      ctxs[st] = make_stage_context(m, c, s, devs, opt);
+      distinct.push_back(st);
+    }
+    const StageContext& ctx = ctxs[st];
+    StageEstimate& se = est.stages[st];
+    se.devices = devs;
+    se.gpu = gpu_name_of(c, ctx);
+    StageSums sums;
+    int memo_index = -1;
+    for (int prev = 0; prev < st && memo_index < 0; ++prev)
+      if (same_numbers(ctxs[prev], ctx)) memo_index = memo_of[prev];
+    if (memo_index < 0) {
+      memo_index = static_cast<int>(memos.size());
+      memos.emplace_back();
+    }
+    memo_of[st] = memo_index;
+    LayerMemo& memo = memos[memo_index];
+    int block_index = 0;
+    double compute = 0, tp_comm = 0, last_bwd = 0;
+    for (int ch = st; ch < chunks; ch += p) {
+      for (int li = bounds[ch]; li < bounds[ch + 1]; ++li) {
+        const auto& layer = m.layers[li];
+        const auto mode = is_block(layer.kind) ? layer_recompute_mode(s, st, block_index++) : s.recompute;
+        const LayerStageCost& lc = memo.get(m, layer, ctx, mode);
+        sums.add(lc, layer.kind == model::LayerKind::embedding || layer.kind == model::LayerKind::patch_embedding);
+        compute += lc.fwd_compute_s + lc.bwd_compute_s;
+        tp_comm += lc.tp_comm_fwd_s + lc.tp_comm_bwd_s + lc.zero3_comm_s;
+        se.layers.push_back(li);
+        if (ch == st) first_chunk_output[st] = lc.output_bytes;
+      }
+    }
+    last_bwd = sums.bwd_s;
+    se.fwd_s = sums.fwd_s;
+    se.bwd_s = sums.bwd_s;
+    se.time_s = sums.fwd_s + sums.bwd_s;
+    se.compute_s = compute;
+    se.tp_comm_s = tp_comm;
+    t[st] = se.time_s;
+    se.memory = stage_memory(ctx, st, sums);
+    se.memory_bytes = se.memory.total_bytes();
+    se.memory_capacity_bytes = ctx.memory_capacity_bytes;
+    se.fits = se.memory_bytes <= se.memory_capacity_bytes;
+    se.dp_comm_s = dp_sync_exposed_time(ctx, sums.params_per_device, last_bwd);
+    se.optimizer_s = optimizer_step_time(ctx, sums.params_per_device);
+  }
+  std::vector<int> distinct_links;  // stage boundaries whose p2p time was computed (not copied)
+  for (int st = 0; st + 1 < p; ++st) {
+    const auto& from = est.stages[st].devices;
+    const auto& to = est.stages[st + 1].devices;
+    int twin = -1;
+    for (int prev : distinct_links) {
+      const auto& pf = est.stages[prev].devices;
+      const auto& pt = est.stages[prev + 1].devices;
+      if (first_chunk_output[prev] == first_chunk_output[st] &&
+          c.devices[to[0]].node - c.devices[from[0]].node == c.devices[pt[0]].node - c.devices[pf[0]].node &&
+          c.nodes[c.devices[to[0]].node].rack - c.nodes[c.devices[from[0]].node].rack ==
+              c.nodes[c.devices[pt[0]].node].rack - c.nodes[c.devices[pf[0]].node].rack &&
+          same_topology(c, from, pf) && same_topology(c, to, pt)) {
+        twin = prev;
+        break;
+      }
+    }
+    if (twin >= 0) {
+      e[st] = e[twin];
+    } else {
+      e[st] = p2p_time(c, s, from, to, first_chunk_output[st], opt);
+      distinct_links.push_back(st);
+    }
+    est.stages[st].p2p_s = e[st];
+  }
+  const double pipe = pipeline_iteration_time(s.schedule, micro, v, t, e);
+  double tail = 0;
+  for (const auto& se : est.stages) tail = std::max(tail, se.dp_comm_s + se.optimizer_s);
+  est.iteration_time_s = pipe + tail;
+  for (auto& se : est.stages) se.bubble_s = std::max(0.0, pipe - static_cast<double>(micro) * se.time_s);
+
+  // Throughput and FLOPs.
+  const double gbs = static_cast<double>(s.global_batch);
+  est.samples_per_s = est.iteration_time_s > 0 ? gbs / est.iteration_time_s : 0;
+  est.tokens_per_s = est.samples_per_s * static_cast<double>(m.seq > 0 ? m.seq : 1);
+  const double flops = model_flops_per_sample(m, m.seq) * gbs;
+  std::vector<int> per_type(c.gpu_types.size(), 0);
+  for (const auto& d : c.devices) ++per_type[d.gpu_type];
+  double peak_sum = 0;
+  for (std::size_t g = 0; g < per_type.size(); ++g) peak_sum += per_type[g] * c.gpu_types[g].peak(s.dtype);
+  const double n = c.num_devices();
+  est.tflops_per_gpu = est.iteration_time_s > 0 ? flops / est.iteration_time_s / n / 1e12 : 0;
+  est.mfu = est.iteration_time_s > 0 && peak_sum > 0 ? flops / est.iteration_time_s / peak_sum : 0;
+  // Memory.
+  est.fits = true;
+  for (int st = 0; st < p; ++st) {
+    const auto& se = est.stages[st];
+    est.peak_memory_bytes = std::max(est.peak_memory_bytes, se.memory_bytes);
+    if (!se.fits && est.fits) {
+      est.fits = false;
+      est.not_fit_reason = fmt::format("stage {} needs {} per device but its {} has {}", st,
+                                       core::format_bytes(se.memory_bytes), se.gpu,
+                                       core::format_bytes(se.memory_capacity_bytes));
+    }
+  }
+  return est;
+}
+
+double model_flops_per_sample(const model::Model& m, std::int64_t seq) {
+  // PTD-P count for GPT-like chains: embedding, identical transformer blocks, LM head.
+  const int n = static_cast<int>(m.layers.size());
+  bool gpt_like = n >= 3 && m.layers.front().kind == model::LayerKind::embedding &&
+                  m.layers.back().kind == model::LayerKind::lm_head && !m.layers.back().pooled;
+  for (int i = 1; gpt_like && i + 1 < n; ++i) {
+    const auto& l = m.layers[i];
+    gpt_like = l.kind == model::LayerKind::transformer && l.experts == 0 && l.attention_window == 0 &&
+               l.activation != model::Activation::swiglu && (l.kv_heads == 0 || l.kv_heads == l.heads) &&
+               l.ffn == 4 * l.hidden && l.hidden == m.layers[1].hidden;
+  }
+  const double s = static_cast<double>(seq > 0 ? seq : m.seq);
+  if (gpt_like) {
+    const double l = n - 2, h = static_cast<double>(m.layers[1].hidden);
+    const double V = static_cast<double>(m.layers.back().vocab);
+    // Narayanan et al. 2021 eq. 3 per sample: 96·s·l·h²·(1 + s/(6h) + V/(16·l·h)).
+    return 96.0 * s * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h));
+  }
+  // General: 3 × forward FLOPs (forward + backward = 2× forward), i.e. 6·N·tokens + attention for transformers.
+  double fwd = 0;
+  model::LayerQuery q;
+  q.micro_batch = 1;
+  for (const auto& layer : m.layers) {
+    q.seq = seq > 0 && (layer.seq == m.seq || layer.seq == 0) ? seq : layer.seq;
+    fwd += model::layer_cost(layer, q).fwd_flops;
+  }
+  return 3.0 * fwd;
+}
+
+nlohmann::ordered_json to_json(const Estimate& e) {
+  nlohmann::ordered_json j;
+  j["iteration_time_s"] = e.iteration_time_s;
+  j["samples_per_s"] = e.samples_per_s;
+  j["tokens_per_s"] = e.tokens_per_s;
+  j["tflops_per_gpu"] = e.tflops_per_gpu;
+  j["mfu"] = e.mfu;
+  j["fits"] = e.fits;
+  j["peak_memory_bytes"] = e.peak_memory_bytes;
+  if (!e.fits) j["not_fit_reason"] = e.not_fit_reason;
+  j["stages"] = nlohmann::ordered_json::array();
+  for (const auto& s : e.stages) {
+    nlohmann::ordered_json st;
+    st["gpu"] = s.gpu;
+    st["devices"] = s.devices;
+    st["layers"] = s.layers;
+    st["time_s"] = s.time_s;
+    st["fwd_s"] = s.fwd_s;
+    st["bwd_s"] = s.bwd_s;
+    st["compute_s"] = s.compute_s;
+    st["tp_comm_s"] = s.tp_comm_s;
+    st["p2p_s"] = s.p2p_s;
+    st["dp_comm_s"] = s.dp_comm_s;
+    st["optimizer_s"] = s.optimizer_s;
+    st["bubble_s"] = s.bubble_s;
+    st["memory_bytes"] = s.memory_bytes;
+    st["memory_capacity_bytes"] = s.memory_capacity_bytes;
+    st["fits"] = s.fits;
+    nlohmann::ordered_json mem;
+    mem["weights_bytes"] = s.memory.weights_bytes;
+    mem["gradients_bytes"] = s.memory.gradients_bytes;
+    mem["optimizer_bytes"] = s.memory.optimizer_bytes;
+    mem["activations_bytes"] = s.memory.activations_bytes;
+    mem["buffers_bytes"] = s.memory.buffers_bytes;
+    mem["workspace_bytes"] = s.memory.workspace_bytes;
+    st["memory"] = mem;
+    j["stages"].push_back(st);
+  }
+  return j;
+}
+
+}  // namespace strata::cost

@@ -1,0 +1,314 @@
+// cost/stage: one layer on one stage's devices — roofline compute with the fitted GEMM-efficiency curve (or the
+// measured profile), Megatron TP collectives, ZeRO-3 gathers, static and activation memory — plus the stage
+// context (groups and their α–β), pipeline p2p, DP sync, optimizer step and stage memory. See stage.hpp.
+#include "strata/cost/stage.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+
+#include "strata/cost/comm.hpp"
+#include "strata/cost/constants.hpp"
+#include "strata/cost/profile.hpp"
+
+namespace strata::cost {
+namespace {
+
+const CostConstants& consts_of(const CostOptions& o) { return o.constants ? *o.constants : builtin_constants(); }
+
+// Linear α–β view of a collective on a group: t(bytes) = α + β·bytes (every closed form in comm is linear).
+struct AlphaBeta {
+  double alpha = 0, beta = 0;
+};
+constexpr double kProbeBytes = 1 << 26;
+
+AlphaBeta worst(AlphaBeta a, AlphaBeta b) { return {std::max(a.alpha, b.alpha), std::max(a.beta, b.beta)}; }
+
+AlphaBeta fit_linear(Collective kind, int n, const GroupBandwidth& g, const Profile* profile) {
+  if (n <= 1) return {};
+  if (profile) {
+    for (const auto& f : profile->fits)
+      if (f.op == kind && f.group_size == n) return {f.alpha_s, f.beta_s_per_byte};
+  }
+  const double t0 = collective_time(kind, n, g, 0.0);
+  const double t1 = collective_time(kind, n, g, kProbeBytes);
+  return {t0, (t1 - t0) / kProbeBytes};
+}
+
+// The α–β of `kinds` on one group, with the NIC sharing of the stage's other groups running at the same time
+// (stage devices per NIC over group members per NIC).
+void group_alpha_beta(const hw::Cluster& c, std::span<const int> group, int stage_devices_per_nic, CommOptions co,
+                      const Profile* profile, Collective k1, AlphaBeta& out1, Collective k2, AlphaBeta& out2) {
+  if (group.size() <= 1) return;
+  const auto links = hw::group_links(c, group);
+  co.concurrent_groups_per_nic =
+      links.intra_node ? 1
+                       : std::max(1, (stage_devices_per_nic + links.max_devices_per_nic - 1) /
+                                         std::max(1, links.max_devices_per_nic));
+  const int n = static_cast<int>(group.size());
+  const auto g = group_bandwidth(links, n, co);
+  out1 = worst(out1, fit_linear(k1, n, g, profile));
+  out2 = worst(out2, fit_linear(k2, n, g, profile));
+}
+
+// Time of the overlapped region when `comm` runs concurrently with `comp` on one device, both slowed by the
+// contention factor while they overlap (Galvatron, notes_001): max + (slowdown − 1)·min.
+double overlapped(double comp, double comm, double slowdown) {
+  return std::max(comp, comm) + (slowdown - 1.0) * std::min(comp, comm);
+}
+
+}  // namespace
+
+void StageSums::add(const LayerStageCost& l, bool is_embedding) {
+  fwd_s += l.fwd_s;
+  bwd_s += l.bwd_s;
+  weight_bytes += l.weight_bytes;
+  grad_bytes += l.grad_bytes;
+  optimizer_bytes += l.optimizer_bytes;
+  activation_bytes += l.activation_bytes;
+  params_per_device += l.params_per_device;
+  shared_static_bytes += l.shared_static_bytes;
+  max_unsharded_weight_bytes = std::max(max_unsharded_weight_bytes, l.unsharded_weight_bytes);
+  holds_embedding = holds_embedding || is_embedding;
+}
+
+StageContext make_stage_context(const model::Model& /*m*/, const hw::Cluster& c, const Strategy& s,
+                                std::span<const int> stage_devices, const CostOptions& opt) {
+  if (stage_devices.empty() || static_cast<int>(stage_devices.size()) != s.dp * s.tp)
+    throw std::invalid_argument("make_stage_context: stage_devices must hold dp·tp devices");
+  StageContext ctx;
+  ctx.strategy = &s;
+  ctx.cluster = &c;
+  ctx.constants = &consts_of(opt);
+  ctx.profile = opt.profile;
+  ctx.devices.assign(stage_devices.begin(), stage_devices.end());
+  // The slowest GPU sets the pace of a mixed stage; the smallest memory bounds it.
+  ctx.peak_flops = std::numeric_limits<double>::infinity();
+  ctx.memory_capacity_bytes = std::numeric_limits<double>::infinity();
+  int last_type = -1;
+  for (int d : stage_devices) {
+    if (c.devices[d].gpu_type == last_type) continue;  // node-major placements repeat the same type
+    last_type = c.devices[d].gpu_type;
+    const auto& g = c.gpu_of(d);
+    const double peak = g.peak(s.dtype);
+    if (peak < ctx.peak_flops) {
+      ctx.peak_flops = peak;
+      ctx.gpu_type = c.devices[d].gpu_type;
+      ctx.memory_bw_bytes_per_s = g.memory_bw_bytes_per_s;
+    }
+    ctx.memory_capacity_bytes = std::min(ctx.memory_capacity_bytes, g.memory_bytes);
+  }
+  const int dp = s.dp, tp = s.tp;
+  CommOptions co;
+  co.constants = ctx.constants;
+  std::vector<int> group;
+  AlphaBeta tp_ar, tp_rs, dp_ar, dp_ag;
+  const int per_nic = hw::group_links(c, stage_devices).max_devices_per_nic;
+  if (tp > 1) {
+    for (int d = 0; d < dp; ++d) {
+      group_alpha_beta(c, stage_devices.subspan(d * tp, tp), per_nic, co, opt.profile, Collective::allreduce, tp_ar,
+                       Collective::reduce_scatter, tp_rs);
+    }
+  }
+  if (dp > 1) {
+    for (int t = 0; t < tp; ++t) {
+      group.clear();
+      for (int d = 0; d < dp; ++d) group.push_back(stage_devices[d * tp + t]);
+      group_alpha_beta(c, group, per_nic, co, opt.profile, Collective::allreduce, dp_ar, Collective::allgather, dp_ag);
+    }
+  }
+  ctx.tp_allreduce_latency_s = tp_ar.alpha;
+  ctx.tp_allreduce_s_per_byte = tp_ar.beta;
+  ctx.tp_rs_latency_s = tp_rs.alpha;
+  ctx.tp_rs_s_per_byte = tp_rs.beta;
+  ctx.dp_allreduce_latency_s = dp_ar.alpha;
+  ctx.dp_allreduce_s_per_byte = dp_ar.beta;
+  ctx.dp_allgather_latency_s = dp_ag.alpha;
+  ctx.dp_allgather_s_per_byte = dp_ag.beta;
+  return ctx;
+}
+
+model::Recompute layer_recompute_mode(const Strategy& s, int stage, int index_in_stage) {
+  if (s.recompute_layers.empty() || stage < 0 || stage >= static_cast<int>(s.recompute_layers.size()))
+    return s.recompute;
+  return index_in_stage < s.recompute_layers[stage] ? s.recompute : model::Recompute::none;
+}
+
+LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& layer, const StageContext& ctx,
+                                model::Recompute mode) {
+  const Strategy& s = *ctx.strategy;
+  const CostConstants& k = *ctx.constants;
+  model::LayerQuery q;
+  q.micro_batch = s.micro_batch;
+  q.seq = layer.seq > 0 ? layer.seq : m.seq;
+  q.tp = s.tp;
+  q.sequence_parallel = s.sequence_parallel && s.tp > 1;
+  q.recompute = mode;
+  q.bytes_per_element = hw::dtype_bytes(s.dtype);
+  const model::LayerCost lc = model::layer_cost(layer, q);
+
+  LayerStageCost out;
+  // ---- compute -------------------------------------------------------------------------------------------------
+  std::optional<LayerTimes> measured;
+  if (ctx.profile) {
+    measured = profile_layer_times(*ctx.profile, layer.kind, layer.hidden, q.seq, s.tp, s.micro_batch);
+  }
+  const double recompute_ratio = lc.fwd_flops > 0 ? lc.recompute_flops / lc.fwd_flops : 0.0;
+  if (measured) {
+    // Measured per-rank times include the layer's own TP communication.
+    out.fwd_compute_s = measured->fwd_s;
+    out.recompute_s = recompute_ratio * measured->fwd_s;
+    out.bwd_compute_s = measured->bwd_s + out.recompute_s;
+  } else {
+    const double mem_bw = ctx.memory_bw_bytes_per_s * k.memory_bw_efficiency;
+    const double elem_bytes = q.bytes_per_element;
+    double gemm_s = 0, gemm_flops = 0;
+    double batched_s = 0, score_elements = 0;  // attention core: batched (count > 1) products and their scores
+    for (const auto& g : lc.fwd_gemms) {
+      // Roofline per GEMM: the FLOP time at the size-dependent efficiency or the bytes moved, whichever is more.
+      const double one = 2.0 * g.m * g.n * g.k;
+      const double flop_s = g.count * one / (ctx.peak_flops * gemm_efficiency(k, one, s.dtype));
+      const double byte_s = g.count * (g.m * g.k + g.k * g.n + g.m * g.n) * elem_bytes / mem_bw;
+      gemm_s += std::max(flop_s, byte_s);
+      gemm_flops += g.flops();
+      if (g.count > 1) {
+        if (batched_s == 0) score_elements = g.count * g.m * g.n;  // the first batched product is QK^T
+        batched_s += std::max(flop_s, byte_s);
+      }
+    }
+    // FLOPs not described by GEMMs (generic layers) run at the curve's efficiency for their size.
+    const double other_flops = std::max(0.0, lc.fwd_flops - gemm_flops);
+    const double other_s = other_flops > 0 ? other_flops / (ctx.peak_flops * gemm_efficiency(k, other_flops, s.dtype)) : 0;
+    const double elem_s = lc.fwd_elementwise_bytes / mem_bw;
+    out.fwd_compute_s = gemm_s + other_s + elem_s + k.layer_overhead_s;
+    // Backward: dgrad + wgrad GEMMs (bwd_flops = 2× forward for GEMM layers) and element-wise backward ≈ 2× forward.
+    const double bwd_ratio = lc.fwd_flops > 0 ? lc.bwd_flops / lc.fwd_flops : 2.0;
+    if (mode == model::Recompute::selective && batched_s > 0 && lc.recompute_flops > 0) {
+      // Selective recompute re-runs the attention core (Korthikanti §5): the batched score/value products plus
+      // softmax and dropout over the score matrix (read + write each).
+      out.recompute_s = batched_s + score_elements * elem_bytes * 4.0 / mem_bw;
+    } else {
+      out.recompute_s = recompute_ratio * out.fwd_compute_s;
+    }
+    out.bwd_compute_s = bwd_ratio * (gemm_s + other_s) + 2.0 * elem_s + 2.0 * k.layer_overhead_s + out.recompute_s;
+  }
+  // ---- tensor-parallel collectives (Megatron: not overlapped) --------------------------------------------------
+  if (s.tp > 1 && !measured) {
+    const double msg = lc.tp_message_bytes;
+    // With sequence parallelism each all-reduce becomes a reduce-scatter + all-gather pair (same volume).
+    const double one = q.sequence_parallel ? 2.0 * (ctx.tp_rs_latency_s + ctx.tp_rs_s_per_byte * msg)
+                                           : ctx.tp_allreduce_latency_s + ctx.tp_allreduce_s_per_byte * msg;
+    out.tp_comm_fwd_s = lc.tp_allreduces_fwd * one;
+    // Full recompute re-runs the forward's collectives inside backward; selective recomputes no comm.
+    const int recomputed = mode == model::Recompute::full && lc.recompute_flops > 0 ? lc.tp_allreduces_fwd : 0;
+    out.tp_comm_bwd_s = (lc.tp_allreduces_bwd + recomputed) * one;
+  }
+  // ---- memory --------------------------------------------------------------------------------------------------
+  const double dp = s.dp;
+  const double p = lc.params_per_tp_rank;
+  out.params_per_device = p;
+  out.unsharded_weight_bytes = p * k.weight_bytes_per_param;
+  out.weight_bytes = p * k.weight_bytes_per_param / (s.zero_stage >= 3 ? dp : 1.0);
+  out.grad_bytes = p * k.grad_bytes_per_param / (s.zero_stage >= 2 ? dp : 1.0);
+  out.optimizer_bytes = p * k.optimizer_bytes_per_param / (s.zero_stage >= 1 ? dp : 1.0);
+  out.static_bytes = out.weight_bytes + out.grad_bytes + out.optimizer_bytes;
+  out.shared_static_bytes = lc.shared_params_per_tp_rank *
+                            (k.weight_bytes_per_param / (s.zero_stage >= 3 ? dp : 1.0) +
+                             k.grad_bytes_per_param / (s.zero_stage >= 2 ? dp : 1.0) +
+                             k.optimizer_bytes_per_param / (s.zero_stage >= 1 ? dp : 1.0));
+  out.activation_bytes = lc.act_total_bytes();
+  out.output_bytes = lc.output_bytes;
+  out.flops_fwd = lc.fwd_flops;
+  // ---- ZeRO-3: gather the layer's weights before forward and backward, reduce-scatter its gradients ----------
+  if (s.zero_stage >= 3 && s.dp > 1 && p > 0) {
+    const double bytes = p * k.grad_comm_bytes_per_param;
+    const double ag = ctx.dp_allgather_latency_s + ctx.dp_allgather_s_per_byte * bytes;
+    const double fwd_exposed = overlapped(out.fwd_compute_s, ag, k.overlap_slowdown) - out.fwd_compute_s;
+    const double bwd_exposed = overlapped(out.bwd_compute_s, 2.0 * ag, k.overlap_slowdown) - out.bwd_compute_s;
+    out.zero3_comm_s = fwd_exposed + bwd_exposed;
+    out.fwd_s += fwd_exposed;
+    out.bwd_s += bwd_exposed;
+  }
+  out.fwd_s += out.fwd_compute_s + out.tp_comm_fwd_s;
+  out.bwd_s += out.bwd_compute_s + out.tp_comm_bwd_s;
+  return out;
+}
+
+std::vector<LayerStageCost> layer_stage_costs(const model::Model& m, const hw::Cluster& c, const Strategy& s,
+                                              std::span<const int> stage_devices, const CostOptions& opt) {
+  const StageContext ctx = make_stage_context(m, c, s, stage_devices, opt);
+  std::vector<LayerStageCost> out;
+  out.reserve(m.layers.size());
+  for (const auto& l : m.layers) out.push_back(layer_stage_cost(m, l, ctx, s.recompute));
+  return out;
+}
+
+double p2p_time(const hw::Cluster& c, const Strategy& s, std::span<const int> from, std::span<const int> to,
+                double bytes, const CostOptions& opt) {
+  if (from.empty() || from.size() != to.size() || bytes <= 0) return 0;
+  CommOptions co;
+  co.constants = &consts_of(opt);
+  // Every (dp, tp) rank sends at once: senders on one NIC share it.
+  co.concurrent_groups_per_nic = std::max(1, hw::group_links(c, from).max_devices_per_nic);
+  const int tp = s.tp;
+  const bool sp = s.sequence_parallel && tp > 1;
+  double worst = 0, gather = 0;
+  for (std::size_t r = 0; r < from.size(); ++r) {
+    const int a = from[r], b = to[r];
+    if (a == b) continue;
+    const bool cross = c.devices[a].node != c.devices[b].node;
+    // Megatron: under sp each rank holds s/t of the activation; across nodes the full activation is split /t
+    // (scatter) and re-assembled by an all-gather on the receiving node (gather).
+    const double msg = (sp || (cross && tp > 1)) ? bytes / tp : bytes;
+    double t = p2p_device_time(c, a, b, msg, co);
+    if (cross && tp > 1 && !sp) {
+      if (r % tp == 0) gather = allgather_time(c, to.subspan(r, tp), bytes, CommOptions{1, co.constants});
+      t += gather;
+    }
+    worst = std::max(worst, t);
+  }
+  // Activation forward and its gradient backward.
+  return 2.0 * worst;
+}
+
+MemoryBreakdown stage_memory(const StageContext& ctx, int stage, const StageSums& sums) {
+  const Strategy& s = *ctx.strategy;
+  const CostConstants& k = *ctx.constants;
+  MemoryBreakdown mb;
+  const int versions = weight_versions(s.schedule, s.pp, stage);
+  const double shared = sums.holds_embedding ? 0.0 : sums.shared_static_bytes;
+  // The tied copy splits like the other static state: weights 2, grads 4, optimizer 12 of 18 bytes.
+  const double per_param = k.weight_bytes_per_param + k.grad_bytes_per_param + k.optimizer_bytes_per_param;
+  const double sw = per_param > 0 ? shared * k.weight_bytes_per_param / per_param : 0;
+  const double sg = per_param > 0 ? shared * k.grad_bytes_per_param / per_param : 0;
+  mb.weights_bytes = (sums.weight_bytes + sw) * versions;
+  mb.gradients_bytes = sums.grad_bytes + sg;
+  mb.optimizer_bytes = sums.optimizer_bytes + (shared - sw - sg);
+  mb.activations_bytes =
+      sums.activation_bytes * in_flight_micro_batches(s.schedule, s.pp, stage, s.num_micro_batches(), s.virtual_stages);
+  mb.buffers_bytes = (s.zero_stage >= 3 && s.dp > 1) ? 2.0 * sums.max_unsharded_weight_bytes : 0.0;
+  const double rest = mb.weights_bytes + mb.gradients_bytes + mb.optimizer_bytes + mb.activations_bytes + mb.buffers_bytes;
+  mb.workspace_bytes = k.workspace_bytes + k.fragmentation_fraction * rest;
+  return mb;
+}
+
+double dp_sync_exposed_time(const StageContext& ctx, double grad_params, double overlap_window_s) {
+  const Strategy& s = *ctx.strategy;
+  const CostConstants& k = *ctx.constants;
+  if (s.dp <= 1 || s.zero_stage >= 3 || grad_params <= 0) return 0;
+  const double bytes = grad_params * k.grad_comm_bytes_per_param;
+  // ZeRO 0: all-reduce; ZeRO 1/2 (distributed optimizer): reduce-scatter of gradients + all-gather of weights.
+  const double comm = s.zero_stage == 0 ? ctx.dp_allreduce_latency_s + ctx.dp_allreduce_s_per_byte * bytes
+                                        : 2.0 * (ctx.dp_allgather_latency_s + ctx.dp_allgather_s_per_byte * bytes);
+  const double window = std::max(0.0, overlap_window_s);
+  return overlapped(window, comm, k.overlap_slowdown) - window;
+}
+
+double optimizer_step_time(const StageContext& ctx, double params_per_device) {
+  const Strategy& s = *ctx.strategy;
+  const CostConstants& k = *ctx.constants;
+  const double owned = params_per_device / (s.zero_stage >= 1 ? s.dp : 1);
+  return owned * k.optimizer_traffic_bytes_per_param / (ctx.memory_bw_bytes_per_s * k.memory_bw_efficiency);
+}
+
+}  // namespace strata::cost

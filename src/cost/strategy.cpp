@@ -1,0 +1,405 @@
+// cost/strategy: parsing (CLI syntax and JSON), serialisation, documented defaults and validity rules of a
+// parallel training strategy (docs/strategy.md).
+#include "strata/cost/strategy.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <limits>
+#include <numeric>
+#include <set>
+
+#include "strata/core/error.hpp"
+#include "strata/core/json.hpp"
+#include "strata/core/text.hpp"
+
+namespace strata::cost {
+namespace {
+
+using core::InputError;
+
+[[noreturn]] void rule_error(const std::string& rule, const std::string& detail) {
+  throw InputError(fmt::format("strategy: rule '{}' violated: {}", rule, detail));
+}
+
+std::int64_t parse_int(std::string_view text, const std::string& where, const std::string& key) {
+  std::int64_t v = 0;
+  const auto* end = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), end, v);
+  if (text.empty() || ec != std::errc() || p != end)
+    throw InputError(fmt::format("{}: {}: '{}' is not an integer", where, key, text));
+  return v;
+}
+
+int parse_small_int(std::string_view text, const std::string& where, const std::string& key, int min_value) {
+  const auto v = parse_int(text, where, key);
+  if (v < min_value || v > 1'000'000)
+    throw InputError(fmt::format("{}: {}: {} is out of range (must be >= {})", where, key, v, min_value));
+  return static_cast<int>(v);
+}
+
+std::vector<int> parse_int_list(std::string_view text, const std::string& where, const std::string& key,
+                                int min_value) {
+  std::vector<int> out;
+  std::size_t start = 0;
+  while (true) {
+    const auto plus = text.find('+', start);
+    const auto part = text.substr(start, plus == std::string_view::npos ? std::string_view::npos : plus - start);
+    out.push_back(parse_small_int(part, where, key, min_value));
+    if (plus == std::string_view::npos) break;
+    start = plus + 1;
+  }
+  return out;
+}
+
+bool parse_on_off(std::string_view text, const std::string& where, const std::string& key) {
+  const auto t = core::to_lower(text);
+  if (t == "on" || t == "true" || t == "1" || t == "yes") return true;
+  if (t == "off" || t == "false" || t == "0" || t == "no") return false;
+  throw InputError(fmt::format("{}: {}: '{}' is not on/off", where, key, text));
+}
+
+std::string join_ints(const std::vector<int>& v, char sep) {
+  std::string out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i) out += sep;
+    out += std::to_string(v[i]);
+  }
+  return out;
+}
+
+const std::vector<std::string>& valid_keys() {
+  static const std::vector<std::string> keys = {"dp",   "tp",       "pp",     "mbs", "gbs",  "v",     "schedule",
+                                                "zero", "recompute", "rlayers", "sp", "dtype", "split", "place"};
+  return keys;
+}
+
+bool is_prefix_layer(const model::LayerSpec& l) {
+  return l.kind == model::LayerKind::embedding || l.kind == model::LayerKind::patch_embedding;
+}
+
+}  // namespace
+
+std::string_view to_string(Schedule s) {
+  switch (s) {
+    case Schedule::gpipe: return "gpipe";
+    case Schedule::one_f_one_b: return "1f1b";
+    case Schedule::interleaved: return "interleaved";
+    case Schedule::pipedream: return "pipedream";
+    case Schedule::two_bw: return "2bw";
+  }
+  return "1f1b";
+}
+
+Schedule parse_schedule(std::string_view text, const std::string& where) {
+  const auto t = core::to_lower(text);
+  if (t == "gpipe") return Schedule::gpipe;
+  if (t == "1f1b" || t == "pipedream-flush" || t == "pipedream_flush") return Schedule::one_f_one_b;
+  if (t == "interleaved" || t == "interleaved-1f1b") return Schedule::interleaved;
+  if (t == "pipedream" || t == "async") return Schedule::pipedream;
+  if (t == "2bw" || t == "pipedream-2bw") return Schedule::two_bw;
+  throw InputError(fmt::format("{}: unknown schedule '{}' (valid: gpipe, 1f1b, interleaved, pipedream, 2bw)", where,
+                               text));
+}
+
+Strategy parse_strategy(std::string_view text, const std::string& where) {
+  Strategy s;
+  // 0 = not given: complete_strategy fills the documented default.
+  s.dp = 0;
+  s.tp = 0;
+  s.pp = 0;
+  s.global_batch = 0;
+  s.virtual_stages = 0;
+  bool schedule_given = false;
+  std::set<std::string> seen;
+  std::size_t start = 0;
+  const auto trimmed = [](std::string_view v) {
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\n' || v.back() == '\r'))
+      v.remove_suffix(1);
+    return v;
+  };
+  if (trimmed(text).empty()) throw InputError(fmt::format("{}: empty strategy (e.g. \"dp=2,tp=4,pp=2,gbs=64\")", where));
+  while (start <= text.size()) {
+    auto comma = text.find(',', start);
+    if (comma == std::string_view::npos) comma = text.size();
+    const auto item = trimmed(text.substr(start, comma - start));
+    start = comma + 1;
+    if (item.empty()) {
+      if (comma == text.size()) break;
+      throw InputError(fmt::format("{}: empty item between commas", where));
+    }
+    const auto eq = item.find('=');
+    if (eq == std::string_view::npos)
+      throw InputError(fmt::format("{}: '{}' is not key=value (valid keys: {})", where, item, core::join(valid_keys())));
+    const std::string key = core::to_lower(trimmed(item.substr(0, eq)));
+    const auto value = trimmed(item.substr(eq + 1));
+    if (!seen.insert(key).second) throw InputError(fmt::format("{}: {}: given twice", where, key));
+    if (key == "dp") s.dp = parse_small_int(value, where, key, 1);
+    else if (key == "tp") s.tp = parse_small_int(value, where, key, 1);
+    else if (key == "pp") s.pp = parse_small_int(value, where, key, 1);
+    else if (key == "mbs") s.micro_batch = parse_small_int(value, where, key, 1);
+    else if (key == "gbs") {
+      s.global_batch = parse_int(value, where, key);
+      if (s.global_batch < 1 || s.global_batch > (std::int64_t{1} << 40))
+        throw InputError(fmt::format("{}: gbs: {} is out of range (must be >= 1)", where, s.global_batch));
+    } else if (key == "v") s.virtual_stages = parse_small_int(value, where, key, 1);
+    else if (key == "schedule") {
+      s.schedule = parse_schedule(value, where + ": schedule");
+      schedule_given = true;
+    } else if (key == "zero") {
+      s.zero_stage = parse_small_int(value, where, key, 0);
+      if (s.zero_stage > 3) throw InputError(fmt::format("{}: zero: {} is not a ZeRO stage (0..3)", where, s.zero_stage));
+    } else if (key == "recompute") s.recompute = model::parse_recompute(value, where + ": recompute");
+    else if (key == "rlayers") s.recompute_layers = parse_int_list(value, where, key, 0);
+    else if (key == "sp") s.sequence_parallel = parse_on_off(value, where, key);
+    else if (key == "dtype") s.dtype = hw::parse_dtype(value, where + ": dtype");
+    else if (key == "split") s.split = parse_int_list(value, where, key, 1);
+    else if (key == "place") s.placement = parse_int_list(value, where, key, 0);
+    else
+      throw InputError(fmt::format("{}: unknown key '{}' (valid keys: {})", where, key, core::join(valid_keys())));
+    if (comma == text.size()) break;
+  }
+  if (!schedule_given && s.virtual_stages > 1) s.schedule = Schedule::interleaved;
+  if (s.virtual_stages == 0) s.virtual_stages = 1;
+  return s;
+}
+
+std::string to_cli_string(const Strategy& s) {
+  std::string out = fmt::format("dp={},tp={},pp={},mbs={},gbs={},v={},schedule={},zero={},recompute={},sp={},dtype={}",
+                                s.dp, s.tp, s.pp, s.micro_batch, s.global_batch, s.virtual_stages,
+                                to_string(s.schedule), s.zero_stage, model::to_string(s.recompute),
+                                s.sequence_parallel ? "on" : "off", hw::to_string(s.dtype));
+  if (!s.recompute_layers.empty()) out += ",rlayers=" + join_ints(s.recompute_layers, '+');
+  if (!s.split.empty()) out += ",split=" + join_ints(s.split, '+');
+  // The identity placement is the default: leave it out (same strategy after complete_strategy, shorter line).
+  bool identity = true;
+  for (std::size_t i = 0; i < s.placement.size(); ++i) identity = identity && s.placement[i] == static_cast<int>(i);
+  if (!identity) out += ",place=" + join_ints(s.placement, '+');
+  return out;
+}
+
+nlohmann::ordered_json to_json(const Strategy& s) {
+  nlohmann::ordered_json j;
+  j["dp"] = s.dp;
+  j["tp"] = s.tp;
+  j["pp"] = s.pp;
+  j["mbs"] = s.micro_batch;
+  j["gbs"] = s.global_batch;
+  j["v"] = s.virtual_stages;
+  j["schedule"] = std::string(to_string(s.schedule));
+  j["zero"] = s.zero_stage;
+  j["recompute"] = std::string(model::to_string(s.recompute));
+  j["recompute_layers"] = s.recompute_layers;
+  j["sp"] = s.sequence_parallel;
+  j["dtype"] = std::string(hw::to_string(s.dtype));
+  j["split"] = s.split;
+  j["placement"] = s.placement;
+  return j;
+}
+
+namespace {
+std::vector<int> json_int_list(const core::Json& obj, std::string_view key, const core::JsonWhere& where,
+                               int min_value) {
+  std::vector<int> out;
+  if (!core::has_field(obj, key)) return out;
+  const auto& arr = obj.at(std::string(key));
+  const auto w = where.field(key);
+  core::expect_array(arr, w);
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    const auto& e = arr[i];
+    if (!e.is_number_integer() || e.get<std::int64_t>() < min_value || e.get<std::int64_t>() > 1'000'000)
+      core::fail(w.index(i), fmt::format("must be an integer >= {}", min_value));
+    out.push_back(static_cast<int>(e.get<std::int64_t>()));
+  }
+  return out;
+}
+
+int json_small_int(const core::Json& obj, std::string_view key, const core::JsonWhere& where, int min_value,
+                   int fallback) {
+  if (!core::has_field(obj, key)) return fallback;
+  const auto v = core::get_int(obj, key, where);
+  if (v < min_value || v > 1'000'000) core::fail(where.field(key), fmt::format("must be >= {}", min_value));
+  return static_cast<int>(v);
+}
+}  // namespace
+
+Strategy strategy_from_json(const nlohmann::json& j, const std::string& origin) {
+  const core::JsonWhere where{origin, ""};
+  core::expect_object(j, where);
+  static const std::set<std::string> known = {"dp",  "tp",       "pp",  "mbs",   "gbs",   "v",        "schedule",
+                                              "zero", "recompute", "recompute_layers", "sp", "dtype", "split",
+                                              "placement"};
+  for (const auto& [k, _] : j.items())
+    if (!known.count(k))
+      core::fail(where.field(k), fmt::format("unknown field (valid: {})",
+                                             core::join(std::vector<std::string>(known.begin(), known.end()))));
+  Strategy s;
+  s.dp = json_small_int(j, "dp", where, 1, 0);
+  s.tp = json_small_int(j, "tp", where, 1, 0);
+  s.pp = json_small_int(j, "pp", where, 1, 0);
+  s.micro_batch = json_small_int(j, "mbs", where, 1, 1);
+  if (core::has_field(j, "gbs")) {
+    s.global_batch = core::get_positive_int(j, "gbs", where);
+    if (s.global_batch > (std::int64_t{1} << 40)) core::fail(where.field("gbs"), "out of range");
+  } else {
+    s.global_batch = 0;
+  }
+  s.virtual_stages = json_small_int(j, "v", where, 1, 1);
+  if (auto sch = core::opt_string(j, "schedule", where))
+    s.schedule = parse_schedule(*sch, where.field("schedule").str());
+  else if (s.virtual_stages > 1)
+    s.schedule = Schedule::interleaved;
+  s.zero_stage = json_small_int(j, "zero", where, 0, 0);
+  if (s.zero_stage > 3) core::fail(where.field("zero"), "must be a ZeRO stage 0..3");
+  if (auto rc = core::opt_string(j, "recompute", where))
+    s.recompute = model::parse_recompute(*rc, where.field("recompute").str());
+  s.recompute_layers = json_int_list(j, "recompute_layers", where, 0);
+  if (auto sp = core::opt_bool(j, "sp", where)) s.sequence_parallel = *sp;
+  if (auto dt = core::opt_string(j, "dtype", where)) s.dtype = hw::parse_dtype(*dt, where.field("dtype").str());
+  s.split = json_int_list(j, "split", where, 1);
+  s.placement = json_int_list(j, "placement", where, 0);
+  return s;
+}
+
+Strategy load_strategy_file(const std::string& path) {
+  const auto j = core::load_json_file(path);
+  if (j.is_object() && j.contains("best")) {
+    const core::JsonWhere w{path, ""};
+    const auto& best = core::require_field(j, "best", w);
+    const auto& st = core::require_field(best, "strategy", w.field("best"));
+    return strategy_from_json(st, path + ": best.strategy");
+  }
+  if (j.is_object() && j.contains("strategy") && j["strategy"].is_object())
+    return strategy_from_json(j["strategy"], path + ": strategy");
+  return strategy_from_json(j, path);
+}
+
+std::vector<int> default_split(const model::Model& m, int num_chunks) {
+  const int n_layers = static_cast<int>(m.layers.size());
+  std::vector<int> split;
+  if (num_chunks <= 0 || num_chunks > n_layers) return split;
+  int prefix = 0, suffix = 0;
+  while (prefix < n_layers && is_prefix_layer(m.layers[prefix])) ++prefix;
+  while (suffix < n_layers - prefix && m.layers[n_layers - 1 - suffix].kind == model::LayerKind::lm_head) ++suffix;
+  const int body = n_layers - prefix - suffix;
+  if (body < num_chunks) {
+    // Too few blocks to give every chunk one: spread the whole chain evenly (extra layers to the first chunks).
+    split.assign(num_chunks, n_layers / num_chunks);
+    for (int i = 0; i < n_layers % num_chunks; ++i) ++split[i];
+    return split;
+  }
+  // Megatron: blocks spread evenly; embedding with the first chunk, head with the last. A remainder goes to
+  // the middle chunks 1..r (the first chunk holds the most activations, the last one the head).
+  split.assign(num_chunks, body / num_chunks);
+  const int rem = body % num_chunks;
+  for (int i = 0; i < rem; ++i) ++split[num_chunks == 1 ? 0 : 1 + (i % (num_chunks - 1))];
+  split.front() += prefix;
+  split.back() += suffix;
+  return split;
+}
+
+std::vector<int> chunk_boundaries(const Strategy& s) {
+  std::vector<int> b(s.split.size() + 1, 0);
+  for (std::size_t i = 0; i < s.split.size(); ++i) b[i + 1] = b[i] + s.split[i];
+  return b;
+}
+
+Strategy complete_strategy(Strategy s, const model::Model& m, const hw::Cluster& c) {
+  const int devices = c.num_devices();
+  const int n_layers = static_cast<int>(m.layers.size());
+  if (devices <= 0) rule_error("cluster has devices", "the cluster has no devices");
+  if (n_layers <= 0) rule_error("model has layers", "the model has no layers");
+  // Defaults: tp 1, pp 1 unless dp is given (then pp takes the rest), dp takes the rest.
+  if (s.tp == 0) s.tp = 1;
+  if (s.pp == 0 && s.dp != 0) {
+    if (devices % (static_cast<std::int64_t>(s.dp) * s.tp) != 0)
+      rule_error("dp·tp·pp = devices", fmt::format("dp·tp = {}·{} does not divide the {} devices of {}", s.dp,
+                                                    s.tp, devices, c.name));
+    s.pp = static_cast<int>(devices / (static_cast<std::int64_t>(s.dp) * s.tp));
+  }
+  if (s.pp == 0) s.pp = 1;
+  if (s.dp == 0) {
+    if (devices % (static_cast<std::int64_t>(s.tp) * s.pp) != 0)
+      rule_error("dp·tp·pp = devices", fmt::format("tp·pp = {}·{} does not divide the {} devices of {}", s.tp,
+                                                    s.pp, devices, c.name));
+    s.dp = static_cast<int>(devices / (static_cast<std::int64_t>(s.tp) * s.pp));
+  }
+  if (s.dp < 1 || s.tp < 1 || s.pp < 1) rule_error("degrees >= 1", "dp, tp and pp must be >= 1");
+  if (static_cast<std::int64_t>(s.dp) * s.tp * s.pp != devices)
+    rule_error("dp·tp·pp = devices", fmt::format("dp·tp·pp = {}·{}·{} = {} but cluster {} has {} devices", s.dp, s.tp,
+                                                  s.pp, static_cast<std::int64_t>(s.dp) * s.tp * s.pp, c.name, devices));
+  if (s.micro_batch < 1) rule_error("mbs >= 1", fmt::format("mbs = {}", s.micro_batch));
+  if (s.global_batch < 1) rule_error("gbs given", "gbs (global batch size) is required, e.g. gbs=512");
+  if (s.global_batch % (static_cast<std::int64_t>(s.dp) * s.micro_batch) != 0)
+    rule_error("gbs divisible by dp·mbs", fmt::format("gbs {} is not divisible by dp·mbs = {}·{} = {}", s.global_batch,
+                                                      s.dp, s.micro_batch, s.dp * s.micro_batch));
+  if (const auto problem = model::tensor_parallel_problem(m, s.tp); !problem.empty())
+    rule_error("tp divides heads", fmt::format("tp = {}: {}", s.tp, problem));
+  if (s.virtual_stages < 1) rule_error("v >= 1", fmt::format("v = {}", s.virtual_stages));
+  if (s.virtual_stages > 1 && s.schedule != Schedule::interleaved)
+    rule_error("v > 1 needs schedule=interleaved",
+               fmt::format("v = {} with schedule {}", s.virtual_stages, to_string(s.schedule)));
+  const auto m_micro = s.num_micro_batches();
+  if (s.schedule == Schedule::interleaved) {
+    if (s.pp < 2) rule_error("interleaving needs pp >= 2", fmt::format("pp = {}", s.pp));
+    if (m_micro % s.pp != 0)
+      rule_error("interleaving needs m % pp == 0",
+                 fmt::format("m = gbs/(dp·mbs) = {} micro-batches is not a multiple of pp = {}", m_micro, s.pp));
+  }
+  if (static_cast<std::int64_t>(s.pp) * s.virtual_stages > n_layers)
+    rule_error("pp·v <= layers", fmt::format("pp·v = {}·{} = {} pipeline chunks but model {} has only {} layers", s.pp,
+                                             s.virtual_stages, static_cast<std::int64_t>(s.pp) * s.virtual_stages,
+                                             m.name, n_layers));
+  const int chunks = s.pp * s.virtual_stages;
+  if (s.split.empty()) {
+    s.split = default_split(m, chunks);
+  } else {
+    if (static_cast<int>(s.split.size()) != chunks)
+      rule_error("split has pp·v entries", fmt::format("split has {} entries, expected pp·v = {}", s.split.size(), chunks));
+    std::int64_t sum = 0;
+    for (int x : s.split) {
+      if (x < 1) rule_error("split entries >= 1", "every pipeline chunk needs at least one layer");
+      sum += x;
+    }
+    if (sum != n_layers)
+      rule_error("split sums to the layer count",
+                 fmt::format("split sums to {} but model {} has {} layers (embedding and head included)", sum, m.name,
+                             n_layers));
+  }
+  if (s.placement.empty()) {
+    s.placement.resize(devices);
+    std::iota(s.placement.begin(), s.placement.end(), 0);
+  } else {
+    if (static_cast<int>(s.placement.size()) != devices)
+      rule_error("placement is a permutation of the devices",
+                 fmt::format("placement has {} entries, cluster has {} devices", s.placement.size(), devices));
+    std::vector<char> used(devices, 0);
+    for (int d : s.placement) {
+      if (d < 0 || d >= devices)
+        rule_error("placement is a permutation of the devices", fmt::format("device {} does not exist", d));
+      if (used[d]) rule_error("placement is a permutation of the devices", fmt::format("device {} used twice", d));
+      used[d] = 1;
+    }
+  }
+  if (!s.recompute_layers.empty()) {
+    if (static_cast<int>(s.recompute_layers.size()) != s.pp)
+      rule_error("rlayers has pp entries",
+                 fmt::format("recompute_layers has {} entries, expected pp = {}", s.recompute_layers.size(), s.pp));
+    if (s.recompute == model::Recompute::none)
+      rule_error("rlayers needs recompute", "recompute_layers given with recompute=none");
+    const auto b = chunk_boundaries(s);
+    for (int st = 0; st < s.pp; ++st) {
+      int held = 0;
+      for (int ch = st; ch < chunks; ch += s.pp) held += b[ch + 1] - b[ch];
+      if (s.recompute_layers[st] > held)
+        rule_error("rlayers <= layers of the stage",
+                   fmt::format("stage {} recomputes {} layers but holds {}", st, s.recompute_layers[st], held));
+    }
+  }
+  if (s.zero_stage < 0 || s.zero_stage > 3) rule_error("zero in 0..3", fmt::format("zero = {}", s.zero_stage));
+  return s;
+}
+
+}  // namespace strata::cost

@@ -1,0 +1,260 @@
+// cost/validate: predicted vs measured on the embedded calibration data (see validate.hpp), and the Table 5 fit
+// of the efficiency constants stored in data/cost_constants.json.
+#include "strata/cost/validate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "strata/core/data.hpp"
+#include "strata/core/units.hpp"
+#include "strata/cost/estimate.hpp"
+#include "strata/cost/strategy.hpp"
+#include "strata/hw/cluster.hpp"
+#include "strata/model/model.hpp"
+
+namespace strata::cost {
+namespace {
+
+constexpr const char* kKorthikanti = "calibration/megatron_seqsel_2022.json";
+constexpr const char* kMosaic = "calibration/mosaicml_fsdp.json";
+
+struct Case {
+  std::string name;
+  model::Model model;
+  hw::Cluster cluster;
+  Strategy strategy;
+};
+
+model::Model gpt_model(const std::string& name, const core::Json& shape, std::int64_t seq, std::int64_t vocab) {
+  model::TransformerConfig cfg;
+  cfg.name = name;
+  cfg.family = "gpt";
+  cfg.layers = shape.at("layers").get<std::int64_t>();
+  cfg.hidden = shape.at("hidden").get<std::int64_t>();
+  cfg.heads = shape.at("heads").get<std::int64_t>();
+  cfg.ffn = shape.at("ffn").get<std::int64_t>();
+  cfg.vocab = vocab;
+  cfg.seq = seq;
+  return model::build_transformer(cfg, std::string("data/") + kKorthikanti);
+}
+
+// Korthikanti setup: DGX A100 80 GB nodes, tp 8, pp and interleaving per the file, dp 1, fp16.
+Case korthikanti_case(const std::string& name, const core::Json& data, const std::string& mode,
+                      const hw::Catalog& catalog) {
+  const auto& common = data.at("common");
+  const auto& cfg = data.at("configs").at(name);
+  Case c;
+  c.name = name + " " + mode;
+  c.model = gpt_model(name, data.at("models").at(name), common.at("seq_len").get<std::int64_t>(),
+                      common.at("vocab").get<std::int64_t>());
+  const int gpus = cfg.at("gpus").get<int>();
+  c.cluster = hw::resolve_cluster(fmt::format("dgx-a100:{}", (gpus + 7) / 8), catalog);
+  Strategy& s = c.strategy;
+  s.tp = cfg.at("tp").get<int>();
+  s.pp = cfg.at("pp").get<int>();
+  s.dp = common.at("data_parallel").get<int>();
+  s.micro_batch = cfg.at("micro_batch").get<int>();
+  s.global_batch = cfg.at("global_batch").get<int>();
+  s.virtual_stages = cfg.at("interleave").get<int>();
+  s.schedule = s.virtual_stages > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
+  s.dtype = hw::Dtype::fp16;
+  if (mode == "full") {
+    s.recompute = model::Recompute::full;
+  } else if (mode == "seqsel") {
+    s.recompute = model::Recompute::selective;
+    s.sequence_parallel = true;
+  }  // "none": defaults
+  s = complete_strategy(s, c.model, c.cluster);
+  return c;
+}
+
+double pct(double predicted, double measured) { return 100.0 * (predicted - measured) / measured; }
+
+void summarise(const std::vector<ValidationRow>& rows, const std::string& dataset, double& mean, double& max) {
+  double sum = 0;
+  int n = 0;
+  max = 0;
+  for (const auto& r : rows)
+    if (r.dataset == dataset) {
+      sum += std::abs(r.error_pct);
+      max = std::max(max, std::abs(r.error_pct));
+      ++n;
+    }
+  mean = n ? sum / n : 0;
+}
+
+// MosaicML rows: FSDP full shard (ZeRO-3) over all GPUs, no TP/PP, activation checkpointing = full recompute.
+void mosaic_rows(const CostConstants& k, const hw::Catalog& catalog, std::vector<ValidationRow>& out) {
+  const auto data = core::embedded_json(kMosaic);
+  const auto& shapes = data.at("model_shapes");
+  for (const auto& row : data.at("rows")) {
+    const std::string name = row[0].get<std::string>();
+    const auto seq = row[1].get<std::int64_t>();
+    const int gpus = row[2].get<int>();
+    const std::string gpu = row[3].get<std::string>();
+    const auto mbs = row[6].get<std::int64_t>();
+    const auto gbs = row[8].get<std::int64_t>();
+    const double measured = row[9].get<double>();
+    const bool ac = row[10].get<bool>();
+    const auto& sh = shapes.at(name);
+    model::TransformerConfig cfg;
+    cfg.name = name;
+    cfg.family = "mpt";
+    cfg.layers = sh.at("layers").get<std::int64_t>();
+    cfg.hidden = sh.at("hidden").get<std::int64_t>();
+    cfg.heads = sh.at("heads").get<std::int64_t>();
+    cfg.ffn = sh.at("ffn").get<std::int64_t>();
+    cfg.vocab = sh.at("vocab").get<std::int64_t>();
+    cfg.seq = seq;
+    cfg.learned_positions = false;  // ALiBi
+    cfg.bias = false;
+    cfg.dropout = false;
+    const auto m = model::build_transformer(cfg, std::string("data/") + kMosaic);
+    // Node: 8 GPUs on NVSwitch; A100 rows 1600 Gb/s per node (8 × HDR-class NICs), H100 rows DGX H100.
+    hw::Cluster c;
+    if (gpu.rfind("H100", 0) == 0) {
+      c = hw::resolve_cluster(fmt::format("dgx-h100:{}", gpus / 8), catalog);
+    } else {
+      hw::NodeSpec node = catalog.node("dgx-a100");
+      node.name = gpu.find("40GB") != std::string::npos ? "a100-40gb-roce" : "a100-80gb-roce";
+      node.gpu = gpu.find("40GB") != std::string::npos ? "a100-40gb" : "a100-80gb";
+      c.name = fmt::format("{}:{}", node.name, gpus / 8);
+      hw::add_nodes(c, node, gpus / 8, catalog);
+    }
+    Strategy s;
+    s.dp = gpus;
+    s.micro_batch = mbs;
+    s.global_batch = gbs;
+    s.zero_stage = 3;
+    s.recompute = ac ? model::Recompute::full : model::Recompute::none;
+    s.dtype = hw::Dtype::bf16;
+    s = complete_strategy(s, m, c);
+    CostOptions opt;
+    opt.constants = &k;
+    const auto e = estimate(m, c, s, opt);
+    const double predicted = e.tokens_per_s / gpus;
+    out.push_back({"mosaicml", fmt::format("{} {}x{} mbs{} {}", name, gpus, gpu, mbs, ac ? "ac" : "no-ac"),
+                   "tokens_per_s_per_gpu", predicted, measured, pct(predicted, measured)});
+  }
+}
+
+void table5_rows(const CostConstants& k, const hw::Catalog& catalog, const core::Json& data,
+                 std::vector<ValidationRow>& out) {
+  CostOptions opt;
+  opt.constants = &k;
+  for (const auto& [name, modes] : data.at("table5_iteration_time_s").items())
+    for (const std::string mode : {"full", "seqsel"}) {
+      const auto c = korthikanti_case(name, data, mode, catalog);
+      const auto e = estimate(c.model, c.cluster, c.strategy, opt);
+      const double measured = modes.at(mode).get<double>();
+      out.push_back({"korthikanti_table5", c.name, "iteration_time_s", e.iteration_time_s, measured,
+                     pct(e.iteration_time_s, measured)});
+    }
+}
+
+void figure1_rows(const CostConstants& k, const hw::Catalog& catalog, const core::Json& data,
+                  std::vector<ValidationRow>& out) {
+  CostOptions opt;
+  opt.constants = &k;
+  for (const auto& [name, modes] : data.at("figure1_memory_GiB_per_gpu").items()) {
+    if (name == "note") continue;
+    for (const std::string mode : {"none", "seqsel"}) {
+      const auto c = korthikanti_case(name, data, mode, catalog);
+      const auto e = estimate(c.model, c.cluster, c.strategy, opt);
+      const auto& mem = e.stages.front().memory;  // first pipeline stage
+      const double par_opt = (mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes) / core::kGiB;
+      const double act = mem.activations_bytes / core::kGiB;
+      const double m_par = modes.at(mode).at("par_opt").get<double>();
+      const double m_act = modes.at(mode).at("act").get<double>();
+      out.push_back({"korthikanti_fig1", c.name, "par_opt_gib", par_opt, m_par, pct(par_opt, m_par)});
+      out.push_back({"korthikanti_fig1", c.name, "activations_gib", act, m_act, pct(act, m_act)});
+    }
+  }
+}
+
+double table5_error(const CostConstants& k, const hw::Catalog& catalog, const core::Json& data) {
+  std::vector<ValidationRow> rows;
+  table5_rows(k, catalog, data, rows);
+  double mean = 0, max = 0;
+  summarise(rows, "korthikanti_table5", mean, max);
+  return mean;
+}
+
+}  // namespace
+
+ValidationReport validate_calibration(const CostConstants& k) {
+  const auto catalog = hw::builtin_catalog();
+  const auto data = core::embedded_json(kKorthikanti);
+  ValidationReport r;
+  table5_rows(k, catalog, data, r.rows);
+  figure1_rows(k, catalog, data, r.rows);
+  mosaic_rows(k, catalog, r.rows);
+  summarise(r.rows, "korthikanti_table5", r.time_mean_abs_pct, r.time_max_abs_pct);
+  summarise(r.rows, "korthikanti_fig1", r.memory_mean_abs_pct, r.memory_max_abs_pct);
+  summarise(r.rows, "mosaicml", r.mosaicml_mean_abs_pct, r.mosaicml_max_abs_pct);
+  return r;
+}
+
+nlohmann::ordered_json to_json(const ValidationReport& r) {
+  nlohmann::ordered_json j;
+  j["time_mean_abs_pct"] = r.time_mean_abs_pct;
+  j["time_max_abs_pct"] = r.time_max_abs_pct;
+  j["memory_mean_abs_pct"] = r.memory_mean_abs_pct;
+  j["memory_max_abs_pct"] = r.memory_max_abs_pct;
+  j["mosaicml_mean_abs_pct"] = r.mosaicml_mean_abs_pct;
+  j["mosaicml_max_abs_pct"] = r.mosaicml_max_abs_pct;
+  j["rows"] = nlohmann::ordered_json::array();
+  for (const auto& row : r.rows) {
+    nlohmann::ordered_json e;
+    e["dataset"] = row.dataset;
+    e["name"] = row.name;
+    e["metric"] = row.metric;
+    e["predicted"] = row.predicted;
+    e["measured"] = row.measured;
+    e["error_pct"] = row.error_pct;
+    j["rows"].push_back(e);
+  }
+  return j;
+}
+
+CostConstants fit_constants_to_table5(const CostConstants& start) {
+  const auto catalog = hw::builtin_catalog();
+  const auto data = core::embedded_json(kKorthikanti);
+  CostConstants best = start;
+  double best_err = table5_error(best, catalog, data);
+  // Coordinate search over three parameters, shrinking steps; deterministic.
+  struct Param {
+    double CostConstants::*field;
+    double lo, hi, step;
+    bool log_scale;
+  };
+  std::vector<Param> params = {{&CostConstants::gemm_max_efficiency, 0.3, 1.0, 0.05, false},
+                               {&CostConstants::gemm_half_flops, 1e6, 1e12, 4.0, true},
+                               {&CostConstants::intra_node_bw_efficiency, 0.3, 1.0, 0.05, false},
+                               {&CostConstants::memory_bw_efficiency, 0.3, 1.0, 0.05, false}};
+  for (int round = 0; round < 6; ++round) {
+    for (auto& p : params) {
+      for (int dir : {-1, 1}) {
+        for (int tries = 0; tries < 40; ++tries) {
+          CostConstants cand = best;
+          double& f = cand.*(p.field);
+          f = p.log_scale ? (dir > 0 ? f * p.step : f / p.step) : f + dir * p.step;
+          if (f < p.lo || f > p.hi) break;
+          const double err = table5_error(cand, catalog, data);
+          if (err + 1e-12 < best_err) {
+            best = cand;
+            best_err = err;
+          } else {
+            break;
+          }
+        }
+      }
+      p.step = p.log_scale ? std::sqrt(p.step) : p.step / 2;
+    }
+  }
+  return best;
+}
+
+}  // namespace strata::cost

@@ -1,0 +1,314 @@
+// exec/profile: `strata profile` — layer forward/backward timings (this process, one thread, compute only; the
+// tensor-parallel shard shapes without the communication, which the collective rows cover) and Gloo collective
+// timings on loopback (spawned ranks), in the profile format of cost/profile.hpp; plus the cluster file.
+#include "strata/exec/profile.hpp"
+
+#include <fmt/format.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "launch.hpp"
+#include "rt.hpp"
+#include "strata/core/error.hpp"
+#include "strata/core/json.hpp"
+#include "strata/cost/profile.hpp"
+
+namespace strata::exec {
+namespace {
+using namespace rt;
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+struct Timed {
+  double fwd_s = 0, bwd_s = 0;
+};
+
+// Median forward and backward time of chain entry `entry` for one micro-batch on one of `tp` ranks.
+Timed time_entry(const GptDims& d, int entry, int tp, std::int64_t mbs, int repeats) {
+  TpCtx ctx;
+  ctx.tp.size = tp;
+  ctx.compute_only = true;
+  ChunkRunner r;
+  r.dims = d;
+  r.tp = &ctx;
+  r.first = entry;
+  r.last = entry + 1;
+  r.recompute.assign(d.layers + 2, RecomputeMode::none);
+  r.prepare();
+  std::vector<Tensor> params;
+  for (auto& p : init_entry(d, entry, tp, 0, false, 1)) params.push_back(p.value.requires_grad_(true));
+  const std::vector<std::vector<Tensor>> by_entry{params};
+  const Tensor labels = torch::randint(d.vocab, {mbs, d.seq}, torch::kInt64);
+  std::vector<double> fwd, bwd;
+  for (int i = 0; i <= repeats; ++i) {
+    Tensor x = entry == 0 ? torch::randint(d.vocab, {mbs, d.seq}, torch::kInt64)
+                          : torch::randn({mbs, d.seq, d.hidden}).requires_grad_(true);
+    const auto t0 = Clock::now();
+    Tensor y = r.run(x, by_entry, labels, 1.0);
+    const double f = since(t0);
+    const auto t1 = Clock::now();
+    if (y.dim() == 0)
+      y.backward();
+    else
+      y.backward(torch::ones_like(y));
+    const double b = since(t1);
+    for (auto& p : params) p.mutable_grad().reset();
+    if (i > 0) {  // the first run warms up allocator and kernels
+      fwd.push_back(f);
+      bwd.push_back(b);
+    }
+  }
+  return {median(fwd), median(bwd)};
+}
+
+double matmul_flops_per_s() {
+  const std::int64_t n = 512;
+  const Tensor a = torch::randn({n, n}), b = torch::randn({n, n});
+  std::vector<double> t;
+  for (int i = 0; i < 6; ++i) {
+    const auto t0 = Clock::now();
+    const Tensor c = torch::matmul(a, b);
+    t.push_back(since(t0));
+    (void)c;
+  }
+  t.erase(t.begin());
+  return 2.0 * n * n * n / median(t);
+}
+
+double copy_bytes_per_s() {
+  const Tensor a = torch::randn({8 << 20}), b = torch::empty_like(a);
+  std::vector<double> t;
+  for (int i = 0; i < 6; ++i) {
+    const auto t0 = Clock::now();
+    b.copy_(a);
+    t.push_back(since(t0));
+  }
+  t.erase(t.begin());
+  return 2.0 * static_cast<double>(a.numel()) * 4.0 / median(t);  // read + write
+}
+
+}  // namespace
+
+nlohmann::ordered_json profile_layers(const ProfileOptions& o) {
+  at::set_num_threads(o.threads);
+  torch::manual_seed(1);
+  const GptDims& d = o.model;
+  auto rows = nlohmann::ordered_json::array();
+  const auto row = [&](const char* kind, int tp, std::int64_t mbs, const Timed& t) {
+    nlohmann::ordered_json j;
+    j["kind"] = kind;
+    j["hidden"] = d.hidden;
+    if (std::string(kind) == "transformer") {
+      j["heads"] = d.heads;
+      j["ffn"] = d.ffn;
+    }
+    j["seq"] = d.seq;
+    j["tp"] = tp;
+    j["mbs"] = mbs;
+    j["fwd_s"] = std::max(t.fwd_s, 1e-9);
+    j["bwd_s"] = std::max(t.bwd_s, 1e-9);
+    rows.push_back(j);
+  };
+  for (const auto mbs : o.mbs) {
+    // The executor replicates embedding and head across tensor-parallel ranks, so their time does not depend
+    // on tp: measured once, written for every tp.
+    const Timed emb = time_entry(d, 0, 1, mbs, o.repeats);
+    const Timed head = time_entry(d, d.layers + 1, 1, mbs, o.repeats);
+    for (const int tp : o.tp) {
+      if (d.heads % tp != 0 || d.ffn % tp != 0) continue;
+      if (o.progress) fmt::print(stderr, "strata profile: layers tp={} mbs={}\n", tp, mbs);
+      row("embedding", tp, mbs, emb);
+      row("transformer", tp, mbs, time_entry(d, 1, tp, mbs, o.repeats));
+      row("lm_head", tp, mbs, head);
+    }
+  }
+  return rows;
+}
+
+nlohmann::ordered_json profile_collectives(const ProfileOptions& o) {
+  if (o.max_group < 2) return nlohmann::ordered_json::array();
+  detail::TempDir dir;
+  const std::string config = dir.path + "/profile.json", result = dir.path + "/collectives.json";
+  {
+    nlohmann::ordered_json j;
+    j["max_group"] = o.max_group;
+    j["message_bytes"] = o.message_bytes;
+    j["repeats"] = o.repeats;
+    j["timeout_s"] = o.timeout_s;
+    std::ofstream f(config);
+    f << j.dump(2);
+  }
+  if (o.progress)
+    fmt::print(stderr, "strata profile: Gloo collectives on loopback, group sizes 2..{} ({} processes)\n", o.max_group,
+               o.max_group);
+  const std::string exe = o.worker_exe.empty() ? detail::self_exe() : o.worker_exe;
+  detail::spawn_and_wait(exe, {"exec-worker", "--profile-comm", "--config", config, "--result", result}, o.max_group,
+                         o.timeout_s + 2, "collective profiling");
+  nlohmann::ordered_json rows = nlohmann::ordered_json::parse(core::read_text_file(result));
+  return rows;
+}
+
+nlohmann::ordered_json run_profile(const ProfileOptions& o) {
+  nlohmann::ordered_json j;
+  j["source"] = fmt::format("strata profile of {} on this machine ({} thread(s) per rank, fp32, libtorch + Gloo)",
+                            o.model.name, o.threads);
+  j["device"] = "cpu";
+  j["dtype"] = "fp32";
+  j["layers"] = profile_layers(o);
+  j["collectives"] = profile_collectives(o);
+  j["machine"] = {{"matmul_flops_per_s", matmul_flops_per_s()},
+                  {"memory_bw_bytes_per_s", copy_bytes_per_s()},
+                  {"memory_bytes", static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE))}};
+  return j;
+}
+
+nlohmann::ordered_json local_cluster_json(const nlohmann::json& profile, int devices) {
+  // Loopback link from the p2p rows (time = α + bytes/B, fitted by the cost module's profile reader).
+  const cost::Profile p = cost::profile_from_json(profile, "profile");
+  double bw = 1e9, latency = 1e-5;
+  for (const auto& f : p.fits)
+    if (f.op == cost::Collective::p2p && f.group_size == 2) {
+      if (f.beta_s_per_byte > 0) bw = 1.0 / f.beta_s_per_byte;
+      latency = std::max(f.alpha_s, 1e-7);
+    }
+  const auto& machine = profile.contains("machine") ? profile.at("machine") : nlohmann::json::object();
+  const double flops = machine.value("matmul_flops_per_s", 1e11);
+  const double mem = machine.value("memory_bytes", 16.0 * (1 << 30)) / std::max(1, devices);
+  const double mem_bw = machine.value("memory_bw_bytes_per_s", 2e10);
+  nlohmann::ordered_json j;
+  j["name"] = "cpu-local";
+  j["gpus"] = {{{"name", "cpu-local"},
+                {"display_name", "this machine's CPU, one executor rank"},
+                {"vendor", "cpu"},
+                {"memory_bytes", mem},
+                {"memory_bw_bytes_per_s", mem_bw},
+                {"peak_flops", {{"fp32", flops}}},
+                {"source", "measured by strata profile: 512^3 fp32 matmul, one thread; memory = RAM / devices"}}};
+  j["links"] = {{{"name", "loopback"},
+                 {"bw_bytes_per_s", bw},
+                 {"latency_s", latency},
+                 {"source", "measured by strata profile: Gloo p2p on 127.0.0.1, α–β fit"}}};
+  j["nodes"] = {{{"count", 1},
+                 {"name", "cpu-local"},
+                 {"gpu", "cpu-local"},
+                 {"gpus", devices},
+                 {"intra_link", "loopback"},
+                 {"nics", 1},
+                 {"nic_link", "loopback"}}};
+  return j;
+}
+
+void profile_worker_main(const std::string& config_path, const std::string& result_path) {
+  int rank = -1;
+  try {
+    const auto cfg = core::load_json_file(config_path);
+    const core::JsonWhere w{config_path, ""};
+    const int max_group = static_cast<int>(core::get_positive_int(cfg, "max_group", w));
+    const int repeats = static_cast<int>(core::get_positive_int(cfg, "repeats", w));
+    const double timeout_s = core::get_positive_number(cfg, "timeout_s", w);
+    const auto sizes = cfg.at("message_bytes").get<std::vector<double>>();
+    const DistEnv env = dist_env_from_environment();
+    rank = env.rank;
+    at::set_num_threads(1);
+    const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000));
+    c10d::TCPStoreOptions so;
+    so.port = static_cast<std::uint16_t>(env.master_port);
+    so.isServer = env.rank == 0;
+    so.numWorkers = env.world_size;
+    so.timeout = timeout;
+    auto store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
+    auto device = c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
+    CommStats stats;
+    const auto group = [&](int n) {
+      Group g;
+      g.name = fmt::format("profile{}", n);
+      g.size = n;
+      g.rank = env.rank;
+      g.timeout = timeout;
+      g.stats = &stats;
+      auto opts = c10d::ProcessGroupGloo::Options::create(timeout);
+      opts->devices.push_back(device);
+      g.pg = c10::make_intrusive<c10d::ProcessGroupGloo>(c10::make_intrusive<c10d::PrefixStore>(g.name, store), env.rank,
+                                                          n, opts);
+      return g;
+    };
+    const Group world = group(env.world_size);
+    auto rows = nlohmann::ordered_json::array();
+    const auto timed = [&](const Group& g, const std::function<void()>& op) {
+      std::vector<double> t;
+      for (int i = 0; i <= repeats; ++i) {
+        barrier(g, "profile barrier");
+        const auto t0 = Clock::now();
+        op();
+        if (i > 0) t.push_back(since(t0));
+      }
+      return median(t);
+    };
+    for (int n = 2; n <= max_group; ++n) {
+      if (env.rank < n) {
+        const Group g = n == env.world_size ? world : group(n);
+        for (const double bytes : sizes) {
+          const std::int64_t numel = std::max<std::int64_t>(n, static_cast<std::int64_t>(bytes / 4) / n * n);
+          const double actual = static_cast<double>(numel) * 4;
+          Tensor buf = torch::ones({numel});
+          const double ar = timed(g, [&] { allreduce_sum(buf, g, "profile all-reduce"); });
+          std::vector<Tensor> outs;
+          for (int r = 0; r < n; ++r) outs.push_back(torch::empty({numel / n}));
+          const Tensor part = torch::ones({numel / n});
+          const double ag = timed(g, [&] { allgather(part, outs, g, "profile all-gather"); });
+          std::vector<Tensor> chunks;
+          for (const auto& c : buf.chunk(n)) chunks.push_back(c.contiguous());
+          const double rs = timed(g, [&] { (void)reduce_scatter(chunks, g, "profile reduce-scatter"); });
+          if (env.rank == 0) {
+            rows.push_back({{"op", "allreduce"}, {"group_size", n}, {"bytes", actual}, {"time_s", ar}});
+            rows.push_back({{"op", "allgather"}, {"group_size", n}, {"bytes", actual}, {"time_s", ag}});
+            rows.push_back({{"op", "reduce_scatter"}, {"group_size", n}, {"bytes", actual}, {"time_s", rs}});
+          }
+          if (n == 2) {
+            // One-way p2p time = half a ping-pong round trip.
+            Tensor msg = torch::ones({numel});
+            const double rtt = timed(g, [&] {
+              std::vector<Tensor> v{msg};
+              if (env.rank == 0) {
+                wait_work(g.pg->send(v, 1, 1), g, "profile send");
+                wait_work(g.pg->recv(v, 1, 2), g, "profile recv");
+              } else {
+                wait_work(g.pg->recv(v, 0, 1), g, "profile recv");
+                wait_work(g.pg->send(v, 0, 2), g, "profile send");
+              }
+            });
+            if (env.rank == 0) rows.push_back({{"op", "p2p"}, {"group_size", 2}, {"bytes", actual}, {"time_s", rtt / 2}});
+          }
+        }
+      }
+      barrier(world, "profile barrier");
+    }
+    if (env.rank == 0) {
+      std::ofstream f(result_path);
+      f << rows.dump(2) << "\n";
+      if (!f) throw ExecError("cannot write " + result_path);
+    }
+    barrier(world, "profile end barrier");
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "strata: profile rank {}: error: {}\n", rank, e.what());
+    std::fflush(stderr);
+    ::_exit(3);
+  }
+  std::fflush(stdout);
+  ::_exit(0);
+}
+
+}  // namespace strata::exec

@@ -1,0 +1,114 @@
+// hw/hardware: dtypes, the peak-FLOP/s fallback rule and catalog lookups (see include/strata/hw/hardware.hpp).
+#include "strata/hw/hardware.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+
+#include "strata/core/error.hpp"
+#include "strata/core/text.hpp"
+
+namespace strata::hw {
+
+std::string_view to_string(Dtype d) {
+  switch (d) {
+    case Dtype::fp32: return "fp32";
+    case Dtype::tf32: return "tf32";
+    case Dtype::fp16: return "fp16";
+    case Dtype::bf16: return "bf16";
+    case Dtype::fp8: return "fp8";
+  }
+  return "fp32";
+}
+
+Dtype parse_dtype(std::string_view text, const std::string& where) {
+  const std::string t = core::to_lower(text);
+  for (Dtype d : {Dtype::fp32, Dtype::tf32, Dtype::fp16, Dtype::bf16, Dtype::fp8}) {
+    if (t == to_string(d)) return d;
+  }
+  throw core::InputError(
+      fmt::format("{}: unknown dtype '{}' (valid: fp32, tf32, fp16, bf16, fp8)", where, std::string(text)));
+}
+
+double dtype_bytes(Dtype d) {
+  switch (d) {
+    case Dtype::fp32: case Dtype::tf32: return 4;
+    case Dtype::fp16: case Dtype::bf16: return 2;
+    case Dtype::fp8: return 1;
+  }
+  return 4;
+}
+
+double GpuSpec::peak(Dtype d) const {
+  // Fallback chain documented in hardware.hpp / docs/hardware.md: a type without a dtype's fast path runs it on
+  // the next lower-precision path it has (bf16 and fp16 are one level: the same tensor-core rate everywhere).
+  auto get = [&](Dtype x) {
+    auto it = peak_flops.find(x);
+    return it == peak_flops.end() ? 0.0 : it->second;
+  };
+  if (double v = get(d); v > 0) return v;
+  switch (d) {
+    case Dtype::fp8:
+      if (double v = std::max(get(Dtype::bf16), get(Dtype::fp16)); v > 0) return v;
+      break;
+    case Dtype::bf16:
+      if (double v = get(Dtype::fp16); v > 0) return v;
+      break;
+    case Dtype::fp16:
+      if (double v = get(Dtype::bf16); v > 0) return v;
+      break;
+    case Dtype::tf32: case Dtype::fp32:
+      break;
+  }
+  if (d != Dtype::fp32) {
+    if (double v = get(Dtype::tf32); v > 0) return v;
+  }
+  return get(Dtype::fp32);
+}
+
+namespace {
+template <class T>
+const T* find_by_name(const std::vector<T>& items, std::string_view name) {
+  const std::string key = core::to_lower(name);
+  for (const auto& it : items) {
+    if (it.name == key) return &it;
+  }
+  return nullptr;
+}
+template <class T>
+std::vector<std::string> sorted_names(const std::vector<T>& items) {
+  std::vector<std::string> names;
+  names.reserve(items.size());
+  for (const auto& it : items) names.push_back(it.name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+[[noreturn]] void unknown(const std::string& where, const char* what, std::string_view name,
+                          const std::vector<std::string>& valid) {
+  throw core::InputError(
+      fmt::format("{}: unknown {} '{}' (valid: {})", where, what, std::string(name), core::join(valid)));
+}
+}  // namespace
+
+const GpuSpec* Catalog::find_gpu(std::string_view name) const { return find_by_name(gpus, name); }
+const LinkSpec* Catalog::find_link(std::string_view name) const { return find_by_name(links, name); }
+const NodeSpec* Catalog::find_node(std::string_view name) const { return find_by_name(nodes, name); }
+std::vector<std::string> Catalog::gpu_names() const { return sorted_names(gpus); }
+std::vector<std::string> Catalog::link_names() const { return sorted_names(links); }
+std::vector<std::string> Catalog::node_names() const { return sorted_names(nodes); }
+
+const GpuSpec& Catalog::gpu(std::string_view name, const std::string& where) const {
+  if (const auto* g = find_gpu(name)) return *g;
+  unknown(where, "GPU type", name, gpu_names());
+}
+const LinkSpec& Catalog::link(std::string_view name, const std::string& where) const {
+  if (const auto* l = find_link(name)) return *l;
+  unknown(where, "link", name, link_names());
+}
+const NodeSpec& Catalog::node(std::string_view name, const std::string& where) const {
+  if (const auto* n = find_node(name)) return *n;
+  unknown(where, "node type", name, node_names());
+}
+
+}  // namespace strata::hw

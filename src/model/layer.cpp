@@ -1,0 +1,137 @@
+// model/layer: enum names and parsers, the tensor-parallel validity rule per layer kind, and layer_cost — the
+// dispatcher that resolves a query against a layer and calls the per-kind formulas (layer_impl.hpp).
+#include "strata/model/layer.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <stdexcept>
+#include <utility>
+
+#include "layer_impl.hpp"
+#include "strata/core/error.hpp"
+#include "strata/core/text.hpp"
+
+namespace strata::model {
+namespace {
+
+template <typename E, std::size_t N>
+E parse_enum(std::string_view text, const std::string& where, const char* what,
+             const std::array<std::pair<const char*, E>, N>& table) {
+  const std::string lower = core::to_lower(text);
+  std::vector<std::string> valid;
+  for (const auto& [name, value] : table) {
+    if (lower == name) return value;
+    valid.emplace_back(name);
+  }
+  throw core::InputError(fmt::format("{}: unknown {} '{}' (valid: {})", where, what, text, core::join(valid)));
+}
+
+constexpr std::array<std::pair<const char*, Recompute>, 3> kRecompute{
+    {{"none", Recompute::none}, {"selective", Recompute::selective}, {"full", Recompute::full}}};
+constexpr std::array<std::pair<const char*, LayerKind>, 8> kKinds{{{"embedding", LayerKind::embedding},
+                                                                   {"transformer", LayerKind::transformer},
+                                                                   {"lm_head", LayerKind::lm_head},
+                                                                   {"encoder", LayerKind::encoder},
+                                                                   {"decoder", LayerKind::decoder},
+                                                                   {"patch_embedding", LayerKind::patch_embedding},
+                                                                   {"conv", LayerKind::conv},
+                                                                   {"generic", LayerKind::generic}}};
+constexpr std::array<std::pair<const char*, Activation>, 3> kActivations{
+    {{"gelu", Activation::gelu}, {"swiglu", Activation::swiglu}, {"relu", Activation::relu}}};
+constexpr std::array<std::pair<const char*, Norm>, 3> kNorms{
+    {{"layernorm", Norm::layernorm}, {"rmsnorm", Norm::rmsnorm}, {"none", Norm::none}}};
+
+template <typename E, std::size_t N>
+std::string_view name_of(E value, const std::array<std::pair<const char*, E>, N>& table) {
+  for (const auto& [name, v] : table)
+    if (v == value) return name;
+  return "?";
+}
+
+bool is_block(LayerKind k) {
+  return k == LayerKind::transformer || k == LayerKind::encoder || k == LayerKind::decoder;
+}
+
+}  // namespace
+
+std::string_view to_string(Recompute r) { return name_of(r, kRecompute); }
+Recompute parse_recompute(std::string_view text, const std::string& where) {
+  return parse_enum(text, where, "recompute mode", kRecompute);
+}
+std::string_view to_string(LayerKind k) { return name_of(k, kKinds); }
+LayerKind parse_layer_kind(std::string_view text, const std::string& where) {
+  return parse_enum(text, where, "layer kind", kKinds);
+}
+std::string_view to_string(Activation a) { return name_of(a, kActivations); }
+std::string_view to_string(Norm n) { return name_of(n, kNorms); }
+Activation parse_activation(std::string_view text, const std::string& where) {
+  return parse_enum(text, where, "activation", kActivations);
+}
+Norm parse_norm(std::string_view text, const std::string& where) { return parse_enum(text, where, "norm", kNorms); }
+
+std::string tensor_parallel_problem(const LayerSpec& layer, int tp) {
+  if (tp < 1) return fmt::format("tensor-parallel degree must be >= 1, got {}", tp);
+  if (tp == 1) return {};
+  if (layer.kind == LayerKind::conv)
+    return fmt::format("layer '{}': convolution blocks do not support tensor parallelism (tp must be 1, got {})",
+                       layer.name, tp);
+  if (is_block(layer.kind)) {
+    if (layer.heads % tp != 0)
+      return fmt::format("layer '{}': tp={} does not divide the {} attention heads", layer.name, tp, layer.heads);
+    const std::int64_t kv = layer.kv_heads > 0 ? layer.kv_heads : layer.heads;
+    if (kv % tp != 0 && tp % kv != 0)
+      return fmt::format("layer '{}': tp={} and the {} kv heads do not divide one another", layer.name, tp, kv);
+  }
+  return {};
+}
+
+namespace detail {
+
+double norm_params(double width, Norm norm, bool bias) {
+  switch (norm) {
+    case Norm::layernorm: return bias ? 2 * width : width;
+    case Norm::rmsnorm: return width;
+    case Norm::none: return 0;
+  }
+  return 0;
+}
+
+void finish_flops(LayerCost& lc) {
+  lc.fwd_flops = 0;
+  for (const Gemm& g : lc.fwd_gemms) lc.fwd_flops += g.flops();
+  lc.bwd_flops = 2.0 * lc.fwd_flops;
+}
+
+}  // namespace detail
+
+LayerCost layer_cost(const LayerSpec& layer, const LayerQuery& q) {
+  if (q.micro_batch < 1) throw std::invalid_argument(fmt::format("layer_cost: micro_batch {} < 1", q.micro_batch));
+  if (q.tp < 1) throw std::invalid_argument(fmt::format("layer_cost: tp {} < 1", q.tp));
+  if (!(q.bytes_per_element > 0)) throw std::invalid_argument("layer_cost: bytes_per_element must be > 0");
+  if (const std::string problem = tensor_parallel_problem(layer, q.tp); !problem.empty())
+    throw core::InputError(problem);
+  detail::Ctx c;
+  c.b = static_cast<double>(q.micro_batch);
+  c.s = static_cast<double>(q.seq > 0 ? q.seq : layer.seq);
+  c.t = q.tp;
+  c.sp = q.sequence_parallel && q.tp > 1;
+  c.rc = q.recompute;
+  c.B = q.bytes_per_element;
+  const bool needs_seq = layer.kind != LayerKind::conv && layer.kind != LayerKind::generic;
+  if (needs_seq && !(c.s > 0))
+    throw std::invalid_argument(fmt::format("layer_cost: layer '{}' has no sequence length", layer.name));
+  switch (layer.kind) {
+    case LayerKind::transformer:
+    case LayerKind::encoder:
+    case LayerKind::decoder: return detail::transformer_cost(layer, c);
+    case LayerKind::embedding: return detail::embedding_cost(layer, c);
+    case LayerKind::lm_head: return detail::lm_head_cost(layer, c);
+    case LayerKind::patch_embedding: return detail::patch_cost(layer, c);
+    case LayerKind::conv: return detail::conv_cost(layer, c);
+    case LayerKind::generic: return detail::generic_cost(layer, c);
+  }
+  throw std::logic_error("layer_cost: unknown layer kind");
+}
+
+}  // namespace strata::model

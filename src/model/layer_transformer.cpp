@@ -1,0 +1,170 @@
+// model/layer_transformer: the numbers of transformer-type blocks — GPT/LLaMA blocks, T5 encoder and decoder
+// (with cross-attention) — per tensor-parallel rank, built from three parts: self-attention, cross-attention
+// (decoder only) and the MLP (GELU/ReLU: 2 GEMMs, SwiGLU: 3 GEMMs, optional MoE with top-k routing).
+//
+// Sources:
+//  - GEMMs / FLOPs: Narayanan et al. 2021 (PTD-P, notes_003 §3.7): forward per GPT layer 24bsh² + 4bs²h
+//    (QKV 6bsh², scores 2bs²h, values 2bs²h, projection 2bsh², MLP 16bsh²); backward = 2× forward.
+//  - Activations: Korthikanti et al. 2022 §4: per layer sbh(34 + 5as/h) bytes in 16-bit with dropout; tensor
+//    parallel sbh(10 + 24/t + 5as/(ht)); tensor + sequence parallel sbh/t·(34 + 5as/h); selective recompute
+//    drops the 5as/h term; full recompute keeps only the 2sbh input. We derive those numbers from the tensors
+//    (so GQA, SwiGLU, windows, cross-attention and other dtypes follow the same accounting): in 16-bit,
+//      replicated on every tp rank (split only by sp): both norm inputs 4sbh, QKV input 2sbh, fc1 input 2sbh,
+//        two dropout masks 2sbh (1 byte each)                                          → 10sbh
+//      split over tp: Q,K,V 6sbh, projection input 2sbh, GeLU input and output 16sbh   → 24sbh
+//      attention: softmax output 2as²b, dropout mask as²b, dropout output 2as²b        → 5as²b
+//  - Megatron tensor parallelism: 2 all-reduces of b·s·h in forward and 2 in backward per block (one after
+//    attention, one after the MLP); the decoder's cross-attention adds one each way.
+#include <algorithm>
+#include <vector>
+
+#include "layer_impl.hpp"
+
+namespace strata::model::detail {
+namespace {
+
+// Running per-rank totals of one block while its parts are added.
+struct Acc {
+  double params = 0, params_rank = 0;
+  std::vector<Gemm> gemms;
+  double score_flops = 0;          // score and value products: what selective recompute re-runs
+  double repl_bytes = 0;           // stored on every tp rank (divided by t only under sp)
+  double split_bytes = 0;          // stored per rank, already divided by t
+  double score_bytes = 0;          // attention softmax/dropout, per rank (dropped by selective recompute)
+  double elementwise_bytes = 0;    // non-GEMM memory traffic, per rank
+  int allreduces = 0;              // per direction
+};
+
+struct Shape {
+  double h, a, kv, d, a_r, kv_r;   // hidden, heads, kv heads, head dim, heads and kv heads per tp rank
+};
+
+Shape shape_of(const LayerSpec& l, const Ctx& c) {
+  Shape sh;
+  sh.h = static_cast<double>(l.hidden);
+  sh.a = static_cast<double>(l.heads);
+  sh.kv = static_cast<double>(l.kv_heads > 0 ? l.kv_heads : l.heads);
+  sh.d = sh.h / sh.a;
+  sh.a_r = sh.a / c.t;
+  // Megatron replicates kv heads when t > kv_heads (each rank keeps one).
+  sh.kv_r = std::max(sh.kv / c.t, 1.0);
+  return sh;
+}
+
+// One attention sub-block with its pre-norm. Queries: q_len tokens per sample; keys/values: kv_len tokens
+// (self-attention: kv_len = q_len; cross: the encoder length). `window` = tokens attended per query (Swin's
+// windowed attention computes q_len/window independent window×window products).
+void add_attention(Acc& acc, const LayerSpec& l, const Ctx& c, double q_len, double kv_len, bool cross) {
+  const Shape sh = shape_of(l, c);
+  const double b = c.b, t = c.t, B = c.B;
+  const double kv_width = 2 * sh.kv * sh.d, kv_width_r = 2 * sh.kv_r * sh.d;
+  const double norm = norm_params(sh.h, l.norm, l.bias);
+  acc.params += sh.h * sh.h + sh.h * kv_width + sh.h * sh.h + (l.bias ? 2 * sh.h + kv_width : 0) + norm;
+  acc.params_rank += sh.h * (sh.h / t) + sh.h * kv_width_r + (sh.h / t) * sh.h +
+                     (l.bias ? sh.h / t + kv_width_r + sh.h : 0) + norm;
+  // GEMMs of one rank: column-parallel Q/K/V, batched products over the rank's heads, row-parallel projection.
+  if (cross) {
+    acc.gemms.push_back({b * q_len, sh.h / t, sh.h, 1});
+    acc.gemms.push_back({b * kv_len, kv_width_r, sh.h, 1});
+  } else {
+    acc.gemms.push_back({b * q_len, sh.h / t + kv_width_r, sh.h, 1});
+  }
+  double span = kv_len, groups = 1;  // keys per query, independent attention groups per sample and head
+  if (!cross && l.attention_window > 0 && l.attention_window < q_len) {
+    span = static_cast<double>(l.attention_window);
+    groups = q_len / span;
+  }
+  const double q_group = q_len / groups;
+  const Gemm score{q_group, span, sh.d, b * sh.a_r * groups};
+  const Gemm values{q_group, sh.d, span, b * sh.a_r * groups};
+  acc.gemms.push_back(score);
+  acc.gemms.push_back(values);
+  acc.score_flops += score.flops() + values.flops();
+  acc.gemms.push_back({b * q_len, sh.h, sh.h / t, 1});
+  // Stored activations (Korthikanti accounting, see the file comment).
+  const double tokens = b * q_len;
+  acc.repl_bytes += tokens * (2 * sh.h * B + (l.dropout ? sh.h : 0));  // norm input, QKV input, dropout mask
+  acc.split_bytes += tokens * (sh.h / t) * B * 2                       // Q and the projection input
+                     + b * kv_len * kv_width_r * B;                    // K and V
+  const double probs = b * sh.a_r * q_len * span;                       // attention probabilities per rank
+  acc.score_bytes += probs * (l.dropout ? 2 * B + 1 : B);
+  // Non-GEMM traffic: norm (read+write), softmax (read+write) [+ dropout on probs], residual add (2 reads,
+  // 1 write) [+ dropout on the output].
+  const double repl_tokens = c.sp ? tokens / t : tokens;
+  acc.elementwise_bytes += repl_tokens * sh.h * B * (2 + 3 + (l.dropout ? 2 : 0)) +
+                           probs * B * (2 + (l.dropout ? 2 : 0));
+  acc.allreduces += 1;
+}
+
+// The MLP with its pre-norm; MoE when experts > 0: each token runs through top_k of `experts` MLPs (the
+// experts' weights are tensor-parallel like a dense MLP; expert parallelism is not modelled) plus a router.
+void add_mlp(Acc& acc, const LayerSpec& l, const Ctx& c, double len) {
+  const double h = static_cast<double>(l.hidden), f = static_cast<double>(l.ffn);
+  const double b = c.b, t = c.t, B = c.B, tokens = b * len;
+  const bool swiglu = l.activation == Activation::swiglu;
+  const bool moe = l.experts > 0;
+  const double experts = moe ? static_cast<double>(l.experts) : 1.0;
+  const double k = moe ? static_cast<double>(l.top_k) : 1.0;  // expert MLPs per token
+  const double up = swiglu ? 2 : 1;                           // input-side matrices (gate + up for SwiGLU)
+  const double norm = norm_params(h, l.norm, l.bias);
+  const double mlp = (up + 1) * h * f + (l.bias ? up * f + h : 0);
+  const double mlp_r = (up + 1) * h * f / t + (l.bias ? up * f / t + h : 0);
+  const double router = moe ? h * experts : 0;
+  acc.params += experts * mlp + router + norm;
+  acc.params_rank += experts * mlp_r + router + norm;
+  if (moe) acc.gemms.push_back({tokens, experts, h, 1});
+  for (int i = 0; i < static_cast<int>(up); ++i) acc.gemms.push_back({tokens * k, f / t, h, 1});
+  acc.gemms.push_back({tokens * k, h, f / t, 1});
+  // Stored: norm input, fc1 input, dropout mask (replicated); activation input/output (GELU: 2·ffn,
+  // SwiGLU: gate, up and their product = 3·ffn) per routed token (split); router probabilities.
+  acc.repl_bytes += tokens * (2 * h * B + (l.dropout ? h : 0) + (moe ? experts * B : 0));
+  acc.split_bytes += tokens * k * (f / t) * (swiglu ? 3 : 2) * B;
+  const double repl_tokens = c.sp ? tokens / t : tokens;
+  acc.elementwise_bytes += repl_tokens * h * B * (2 + 3 + (l.dropout ? 2 : 0)) +
+                           tokens * k * (f / t) * B * (swiglu ? 3 : 2);
+  acc.allreduces += 1;
+}
+
+}  // namespace
+
+LayerCost transformer_cost(const LayerSpec& l, const Ctx& c) {
+  const double h = static_cast<double>(l.hidden);
+  const double enc = l.encoder_seq > 0 ? static_cast<double>(l.encoder_seq) : c.s;
+  const bool decoder = l.kind == LayerKind::decoder;
+  Acc acc;
+  add_attention(acc, l, c, c.s, c.s, false);
+  if (decoder) add_attention(acc, l, c, c.s, enc, true);
+  add_mlp(acc, l, c, c.s);
+
+  LayerCost lc;
+  lc.params = acc.params;
+  lc.params_per_tp_rank = acc.params_rank;
+  lc.fwd_gemms = std::move(acc.gemms);
+  finish_flops(lc);
+  lc.fwd_elementwise_bytes = acc.elementwise_bytes;
+  const double repl = c.sp ? acc.repl_bytes / c.t : acc.repl_bytes;
+  lc.act_boundary_bytes = c.b * c.s * h * c.B / (c.sp ? c.t : 1.0);  // the first norm's input
+  double stored = repl + acc.split_bytes + acc.score_bytes;
+  switch (c.rc) {
+    case Recompute::none: break;
+    case Recompute::selective:  // Korthikanti §5: re-run the score/softmax/value part only
+      stored -= acc.score_bytes;
+      lc.recompute_flops = acc.score_flops;
+      break;
+    case Recompute::full:  // checkpoint the block input; re-run the whole forward
+      stored = lc.act_boundary_bytes;
+      lc.recompute_flops = lc.fwd_flops;
+      break;
+  }
+  lc.act_intermediate_bytes = stored - lc.act_boundary_bytes;
+  // The decoder hands the encoder output along with its own hidden state (the cross-attention input).
+  lc.output_bytes = c.b * (c.s + (decoder ? enc : 0)) * h * c.B;
+  if (c.t > 1) {
+    lc.tp_allreduces_fwd = acc.allreduces;
+    lc.tp_allreduces_bwd = acc.allreduces;
+  }
+  lc.tp_message_bytes = c.b * c.s * h * c.B;
+  return lc;
+}
+
+}  // namespace strata::model::detail

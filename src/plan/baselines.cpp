@@ -1,0 +1,162 @@
+// plan/baselines: the built-in comparison points — megatron (AMP §4.1: for each micro-batch size, the smallest
+// tp·pp that fits with tp ≤ GPUs per node, uniform layers, Megatron placement, no ZeRO / recompute), uniform (the
+// best plan with Megatron's uniform split), dp-only and zero3-only (tp = pp = 1) — and the --placement anneal
+// refinement of the top candidates.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "search_internal.hpp"
+#include "strata/core/text.hpp"
+
+namespace strata::plan::detail {
+namespace {
+
+cost::Strategy base_strategy(const hw::Cluster& c, int dp, int tp, int pp, std::int64_t mbs, const PlanOptions& opt) {
+  cost::Strategy s;
+  s.dp = dp;
+  s.tp = tp;
+  s.pp = pp;
+  s.micro_batch = mbs;
+  s.global_batch = opt.global_batch;
+  s.dtype = opt.dtype;
+  s.placement = megatron_placement(c);
+  return s;
+}
+
+bool better_time(const cost::Estimate& a, const cost::Estimate& b) { return a.iteration_time_s < b.iteration_time_s; }
+
+Baseline megatron_baseline(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt, PlanResult& res) {
+  Baseline b{"megatron", false, {}, {}, ""};
+  const int n = c.num_devices(), L = static_cast<int>(m.layers.size());
+  int gpn = n;
+  for (const auto& node : c.nodes) gpn = std::min(gpn, node.num_devices);
+  // (tp·pp, tp, pp) in increasing model-parallel size.
+  std::vector<std::tuple<int, int, int>> combos;
+  for (int tp : divisors(n)) {
+    if (tp > gpn || !tp_rule_violation(m, tp).empty()) continue;
+    for (int pp : divisors(n / tp))
+      if (pp <= L && opt.global_batch % (n / (tp * pp)) == 0) combos.emplace_back(tp * pp, tp, pp);
+  }
+  std::sort(combos.begin(), combos.end());
+  std::vector<std::int64_t> mbss;
+  for (const auto& [prod, tp, pp] : combos)
+    for (int mbs : divisors(opt.global_batch / (n / prod))) mbss.push_back(mbs);
+  std::sort(mbss.begin(), mbss.end());
+  mbss.erase(std::unique(mbss.begin(), mbss.end()), mbss.end());
+  for (std::int64_t mbs : mbss) {
+    int fitting_product = 0;
+    for (const auto& [prod, tp, pp] : combos) {
+      if (fitting_product && prod > fitting_product) break;
+      const int dp = n / prod;
+      if (opt.global_batch % (static_cast<std::int64_t>(dp) * mbs) != 0) continue;
+      cost::Strategy s = base_strategy(c, dp, tp, pp, mbs, opt);
+      s.split = cost::default_split(m, pp);
+      cost::Estimate e = cost::estimate(m, c, s, opt.cost);
+      ++res.evaluated;
+      if (!e.fits) continue;
+      fitting_product = prod;
+      if (!b.found || better_time(e, b.estimate)) {
+        b.found = true;
+        b.strategy = s;
+        b.estimate = std::move(e);
+      }
+    }
+  }
+  b.note = b.found ? fmt::format("smallest tp·pp = {} that fits with tp <= {} (GPUs per node), uniform layers, "
+                                 "Megatron placement, best over micro-batch sizes",
+                                 b.strategy.tp * b.strategy.pp, gpn)
+                   : "no tp·pp with tp <= GPUs per node fits without ZeRO/recompute";
+  return b;
+}
+
+Baseline data_parallel_baseline(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt, int zero,
+                                PlanResult& res) {
+  Baseline b{zero == 3 ? "zero3-only" : "dp-only", false, {}, {}, ""};
+  const int n = c.num_devices();
+  if (opt.global_batch % n != 0) {
+    b.note = fmt::format("gbs {} is not divisible by {} devices", opt.global_batch, n);
+    return b;
+  }
+  std::vector<model::Recompute> rcs{model::Recompute::none};
+  if (opt.space != Space::three_d) rcs = {model::Recompute::none, model::Recompute::selective, model::Recompute::full};
+  for (int mbs : divisors(opt.global_batch / n))
+    for (auto rc : rcs) {
+      cost::Strategy s = base_strategy(c, n, 1, 1, mbs, opt);
+      s.zero_stage = n > 1 ? zero : 0;
+      s.recompute = rc;
+      s.split = cost::default_split(m, 1);
+      cost::Estimate e = cost::estimate(m, c, s, opt.cost);
+      ++res.evaluated;
+      if (e.fits && (!b.found || better_time(e, b.estimate))) {
+        b.found = true;
+        b.strategy = s;
+        b.estimate = std::move(e);
+      }
+    }
+  b.note = b.found ? fmt::format("dp = {}, ZeRO {}, best micro-batch size and recompute", n, zero)
+                   : "the whole model does not fit one GPU" + std::string(zero == 3 ? " even sharded" : "");
+  return b;
+}
+
+}  // namespace
+
+std::vector<Baseline> compute_baselines(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt,
+                                        const Space_& /*sp*/, const LayerIndex& /*li*/, PlanResult& res) {
+  std::vector<Baseline> out;
+  out.push_back(megatron_baseline(m, c, opt, res));
+  {
+    Baseline u{"uniform", false, {}, {}, ""};
+    if (!res.top.empty()) {
+      cost::Strategy s = res.top.front().strategy;
+      s.split = cost::default_split(m, s.pp * s.virtual_stages);
+      cost::Estimate e = cost::estimate(m, c, s, opt.cost);
+      ++res.evaluated;
+      u.found = e.fits;
+      u.strategy = s;
+      u.note = e.fits ? "the best plan with Megatron's uniform layer split"
+                      : "the best plan with a uniform layer split does not fit: " + e.not_fit_reason;
+      u.estimate = std::move(e);
+    }
+    out.push_back(std::move(u));
+  }
+  out.push_back(data_parallel_baseline(m, c, opt, 0, res));
+  out.push_back(data_parallel_baseline(m, c, opt, 3, res));
+  return out;
+}
+
+void anneal_top(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt, std::vector<Candidate>& top,
+                PlanResult& res) {
+  const std::size_t n = std::min<std::size_t>(top.size(), 3);
+  for (std::size_t i = 0; i < n; ++i) {
+    Candidate& cand = top[i];
+    const cost::Strategy base = cand.strategy;
+    auto cost_of = [&](const std::vector<int>& placement) {
+      cost::Strategy s = base;
+      s.placement = placement;
+      const cost::Estimate e = cost::estimate(m, c, s, opt.cost);
+      return e.fits ? e.iteration_time_s : INFINITY;
+    };
+    const auto placed = anneal_placement(c, base.dp, base.tp, base.pp, base.placement, cost_of,
+                                         opt.anneal_seed + i, opt.anneal_iterations);
+    res.evaluated += opt.anneal_iterations + 1;
+    if (placed == base.placement) continue;
+    cost::Strategy s = base;
+    s.placement = placed;
+    double obj = 0;
+    if (!optimal_split(m, c, s, opt.cost, &obj)) continue;
+    cost::Estimate e = cost::estimate(m, c, s, opt.cost);
+    ++res.evaluated;
+    if (e.fits && e.iteration_time_s < cand.estimate.iteration_time_s) {
+      cand.strategy = std::move(s);
+      cand.estimate = std::move(e);
+      cand.placement_label = "anneal";
+      cand.split_objective_s = obj;
+    }
+  }
+  std::sort(top.begin(), top.end(), candidate_less);
+}
+
+}  // namespace strata::plan::detail

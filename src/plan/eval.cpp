@@ -1,0 +1,358 @@
+// plan/eval: the per-configuration work of the planner (see eval.hpp). Every number comes from the cost model's
+// stage functions (layer_stage_cost, stage_memory, p2p_time) and the final one from cost::estimate.
+#include "eval.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+namespace strata::plan::detail {
+
+bool same_layer_shape(const model::LayerSpec& a, const model::LayerSpec& b) {
+  const auto& ca = a.conv;
+  const auto& cb = b.conv;
+  const auto& ga = a.generic;
+  const auto& gb = b.generic;
+  return a.kind == b.kind && a.hidden == b.hidden && a.heads == b.heads && a.kv_heads == b.kv_heads &&
+         a.ffn == b.ffn && a.vocab == b.vocab && a.seq == b.seq && a.encoder_seq == b.encoder_seq &&
+         a.activation == b.activation && a.norm == b.norm && a.tied_embeddings == b.tied_embeddings &&
+         a.learned_positions == b.learned_positions && a.bias == b.bias && a.experts == b.experts &&
+         a.top_k == b.top_k && a.patch == b.patch && a.channels == b.channels &&
+         a.attention_window == b.attention_window && a.dropout == b.dropout && a.pooled == b.pooled &&
+         a.cls_token == b.cls_token && a.pre_norm == b.pre_norm && ca.in_channels == cb.in_channels &&
+         ca.out_channels == cb.out_channels && ca.kernel == cb.kernel && ca.height == cb.height &&
+         ca.width == cb.width && ca.convs == cb.convs && ca.out_height == cb.out_height &&
+         ca.out_width == cb.out_width && ca.mid_channels == cb.mid_channels && ca.stride == cb.stride &&
+         ca.bottleneck == cb.bottleneck && ca.batch_norm == cb.batch_norm && ga.params == gb.params &&
+         ga.fwd_flops_per_sample == gb.fwd_flops_per_sample && ga.bwd_flops_per_sample == gb.bwd_flops_per_sample &&
+         ga.activation_bytes_per_sample == gb.activation_bytes_per_sample &&
+         ga.input_bytes_per_sample == gb.input_bytes_per_sample &&
+         ga.output_bytes_per_sample == gb.output_bytes_per_sample;
+}
+
+LayerIndex index_layers(const model::Model& m) {
+  LayerIndex li;
+  for (std::size_t i = 0; i < m.layers.size(); ++i) {
+    const auto& l = m.layers[i];
+    int id = -1;
+    for (std::size_t k = 0; k < li.representative.size() && id < 0; ++k)
+      if (same_layer_shape(m.layers[li.representative[k]], l)) id = static_cast<int>(k);
+    if (id < 0) {
+      id = static_cast<int>(li.representative.size());
+      li.representative.push_back(static_cast<int>(i));
+    }
+    li.shape_of.push_back(id);
+    li.is_embedding.push_back(l.kind == model::LayerKind::embedding || l.kind == model::LayerKind::patch_embedding);
+  }
+  return li;
+}
+
+namespace {
+// The numbers of a context that layer costs and stage memory read (devices excluded).
+auto ctx_key(const cost::StageContext& x) {
+  return std::make_tuple(x.gpu_type, x.peak_flops, x.memory_bw_bytes_per_s, x.memory_capacity_bytes,
+                         x.tp_allreduce_s_per_byte, x.tp_allreduce_latency_s, x.tp_rs_s_per_byte, x.tp_rs_latency_s,
+                         x.dp_allgather_s_per_byte, x.dp_allgather_latency_s, x.dp_allreduce_s_per_byte,
+                         x.dp_allreduce_latency_s);
+}
+}  // namespace
+
+DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp, int tp, int pp,
+                            std::vector<int> placement, std::string label, std::int64_t gbs, hw::Dtype dtype,
+                            const cost::CostOptions& opt) {
+  DegreeUnit u;
+  u.dp = dp;
+  u.tp = tp;
+  u.pp = pp;
+  u.placement_label = std::move(label);
+  u.proto.dp = dp;
+  u.proto.tp = tp;
+  u.proto.pp = pp;
+  u.proto.global_batch = gbs;
+  u.proto.dtype = dtype;
+  u.proto.placement = std::move(placement);
+  u.cuts = std::make_shared<CutCache>();
+  for (int st = 0; st < pp; ++st) {
+    std::vector<int> devs;
+    for (int d = 0; d < dp; ++d)
+      for (int r = 0; r < tp; ++r) devs.push_back(u.proto.device(st, d, r));
+    cost::StageContext ctx = cost::make_stage_context(m, c, u.proto, devs, opt);
+    int cls = -1;
+    for (std::size_t k = 0; k < u.class_ctx.size() && cls < 0; ++k)
+      if (ctx_key(u.class_ctx[k]) == ctx_key(ctx)) cls = static_cast<int>(k);
+    if (cls < 0) {
+      cls = static_cast<int>(u.class_ctx.size());
+      ctx.strategy = nullptr;  // re-pointed per strategy (class_costs)
+      u.class_ctx.push_back(std::move(ctx));
+    }
+    u.stage_class.push_back(cls);
+    u.stage_devices.push_back(std::move(devs));
+  }
+  return u;
+}
+
+cost::Strategy make_strategy(const DegreeUnit& u, const Variant& var, const ScheduleChoice& sc) {
+  cost::Strategy s = make_strategy_light(u, var, sc);
+  s.placement = u.proto.placement;
+  return s;
+}
+
+cost::Strategy make_strategy_light(const DegreeUnit& u, const Variant& var, const ScheduleChoice& sc) {
+  cost::Strategy s;
+  s.dp = u.proto.dp;
+  s.tp = u.proto.tp;
+  s.pp = u.proto.pp;
+  s.global_batch = u.proto.global_batch;
+  s.dtype = u.proto.dtype;
+  s.micro_batch = var.mbs;
+  s.recompute = var.recompute;
+  s.sequence_parallel = var.sp;
+  s.zero_stage = var.zero;
+  s.schedule = sc.schedule;
+  s.virtual_stages = sc.v;
+  return s;
+}
+
+ClassCosts class_costs(const model::Model& m, const LayerIndex& li, const DegreeUnit& u, const cost::Strategy& s) {
+  ClassCosts cc;
+  cc.ctx = u.class_ctx;
+  for (auto& x : cc.ctx) x.strategy = &s;
+  cc.shape.resize(cc.ctx.size());
+  for (std::size_t k = 0; k < cc.ctx.size(); ++k)
+    for (int rep : li.representative)
+      cc.shape[k].push_back(cost::layer_stage_cost(m, m.layers[rep], cc.ctx[k], s.recompute));
+  return cc;
+}
+
+double min_work_s(const LayerIndex& li, const ClassCosts& cc) {
+  double sum = 0;
+  for (int id : li.shape_of) {
+    double best = INFINITY;
+    for (const auto& row : cc.shape) best = std::min(best, row[id].time_s());
+    sum += best;
+  }
+  return sum;
+}
+
+StaticTotals static_totals(const LayerIndex& li, const ClassCosts& cc) {
+  StaticTotals t;
+  for (int id : li.shape_of) {
+    double w = INFINITY, g = INFINITY, o = INFINITY;
+    for (const auto& row : cc.shape) {
+      w = std::min(w, row[id].weight_bytes);
+      g = std::min(g, row[id].grad_bytes);
+      o = std::min(o, row[id].optimizer_bytes);
+    }
+    t.weight += w;
+    t.grad += g;
+    t.optimizer += o;
+  }
+  return t;
+}
+
+bool may_fit_memory(const StaticTotals& st, const DegreeUnit& u, const cost::Strategy& s) {
+  const cost::StageContext* biggest = nullptr;
+  for (const auto& c : u.class_ctx)
+    if (!biggest || c.memory_capacity_bytes > biggest->memory_capacity_bytes) biggest = &c;
+  cost::StageContext ctx = *biggest;
+  ctx.strategy = &s;
+  cost::StageSums sums;
+  sums.weight_bytes = st.weight / s.pp;
+  sums.grad_bytes = st.grad / s.pp;
+  sums.optimizer_bytes = st.optimizer / s.pp;
+  sums.holds_embedding = true;  // no tied copy counted
+  // The last stage holds the fewest weight versions / in-flight micro-batches of any stage.
+  return cost::stage_memory(ctx, s.pp - 1, sums).total_bytes() <= ctx.memory_capacity_bytes;
+}
+
+double lower_bound_s(double w, int pp, std::int64_t m, const ScheduleChoice& sc) {
+  // max_j t_j ≥ Σ_j t_j / p ≥ w / p and Σ_j t_j ≥ w; p2p, DP sync and the optimizer are ≥ 0.
+  const double md = static_cast<double>(m), p = pp;
+  double lb = 0;
+  switch (sc.schedule) {
+    case cost::Schedule::gpipe:
+    case cost::Schedule::one_f_one_b: lb = (md - 1) * w / p + w; break;
+    case cost::Schedule::interleaved: {
+      // m·M + (Σ − M)/v is increasing in M (m ≥ 1/v) and in Σ.
+      const double v = std::max(1, sc.v);
+      lb = (md - 1.0 / v) * w / p + w / v;
+      break;
+    }
+    case cost::Schedule::pipedream:
+    case cost::Schedule::two_bw: lb = md * w / p; break;
+  }
+  return lb * (1.0 - 1e-9);  // slack for the floating-point order of the estimate's sums
+}
+
+namespace {
+
+// Range maximum by a sparse table (the ZeRO-3 gather buffer is the largest layer of a stage).
+struct RangeMax {
+  std::vector<std::vector<double>> t;
+  explicit RangeMax(const std::vector<double>& v) {
+    t.push_back(v);
+    for (std::size_t w = 1; 2 * w <= v.size(); w *= 2) {
+      const auto& prev = t.back();
+      std::vector<double> next(v.size() - 2 * w + 1);
+      for (std::size_t i = 0; i < next.size(); ++i) next[i] = std::max(prev[i], prev[i + w]);
+      t.push_back(std::move(next));
+    }
+  }
+  double query(int a, int b) const {  // max over [a, b), b > a
+    int k = 0;
+    while ((2 << k) <= b - a) ++k;
+    return std::max(t[k][a], t[k][b - (1 << k)]);
+  }
+};
+
+}  // namespace
+
+SplitProblem build_split_problem(const model::Model& m, const hw::Cluster& c, const LayerIndex& li,
+                                 const DegreeUnit& u, const cost::Strategy& s, const ClassCosts& cc,
+                                 const cost::CostOptions& opt) {
+  const int L = static_cast<int>(m.layers.size()), P = s.pp, K = static_cast<int>(cc.shape.size());
+  SplitProblem p;
+  p.layers = L;
+  p.stage_class = u.stage_class;
+  // Per-class prefix sums of the additive StageSums fields.
+  struct Prefix {
+    std::vector<double> fwd, bwd, w, g, o, act, params, shared, unsharded;
+    std::vector<int> emb;
+  };
+  std::vector<Prefix> pre(K);
+  std::vector<RangeMax> rmax;
+  for (int k = 0; k < K; ++k) {
+    Prefix& x = pre[k];
+    for (auto* v : {&x.fwd, &x.bwd, &x.w, &x.g, &x.o, &x.act, &x.params, &x.shared}) v->assign(L + 1, 0.0);
+    x.emb.assign(L + 1, 0);
+    std::vector<std::int64_t> tp(L + 1, 0);
+    for (int i = 0; i < L; ++i) {
+      const auto& lc = cc.shape[k][li.shape_of[i]];
+      x.fwd[i + 1] = x.fwd[i] + lc.fwd_s;
+      x.bwd[i + 1] = x.bwd[i] + lc.bwd_s;
+      x.w[i + 1] = x.w[i] + lc.weight_bytes;
+      x.g[i + 1] = x.g[i] + lc.grad_bytes;
+      x.o[i + 1] = x.o[i] + lc.optimizer_bytes;
+      x.act[i + 1] = x.act[i] + lc.activation_bytes;
+      x.params[i + 1] = x.params[i] + lc.params_per_device;
+      x.shared[i + 1] = x.shared[i] + lc.shared_static_bytes;
+      x.unsharded.push_back(lc.unsharded_weight_bytes);
+      x.emb[i + 1] = x.emb[i] + (li.is_embedding[i] ? 1 : 0);
+      tp[i + 1] = tp[i] + to_ps(lc.time_s());
+    }
+    p.time_prefix.push_back(std::move(tp));
+    rmax.emplace_back(x.unsharded);
+  }
+  // Memory feasibility of [a, b) on stage j: the cost model's stage_memory of the range's sums.
+  for (int j = 0; j < P; ++j) {
+    const int k = u.stage_class[j];
+    const Prefix& x = pre[k];
+    const cost::StageContext& ctx = cc.ctx[k];
+    p.min_start.push_back(min_start_from_predicate(L, [&](int a, int b) {
+      cost::StageSums sums;
+      sums.fwd_s = x.fwd[b] - x.fwd[a];
+      sums.bwd_s = x.bwd[b] - x.bwd[a];
+      sums.weight_bytes = x.w[b] - x.w[a];
+      sums.grad_bytes = x.g[b] - x.g[a];
+      sums.optimizer_bytes = x.o[b] - x.o[a];
+      sums.activation_bytes = x.act[b] - x.act[a];
+      sums.params_per_device = x.params[b] - x.params[a];
+      sums.shared_static_bytes = x.shared[b] - x.shared[a];
+      sums.max_unsharded_weight_bytes = rmax[k].query(a, b);
+      sums.holds_embedding = x.emb[b] - x.emb[a] > 0;
+      return cost::stage_memory(ctx, j, sums).total_bytes() <= ctx.memory_capacity_bytes;
+    }));
+  }
+  // Cut costs: p2p of the output of layer b−1 between stages j and j+1 (cached per distinct shape).
+  p.cut.assign(std::max(0, P - 1), std::vector<std::int64_t>(L + 1, 0));
+  const int shapes = static_cast<int>(li.representative.size());
+  for (int j = 0; j + 1 < P; ++j) {
+    std::vector<std::int64_t> by_shape(shapes, -1);
+    const auto& out_row = cc.shape[u.stage_class[j]];
+    for (int b = 1; b < L; ++b) {
+      const int id = li.shape_of[b - 1];
+      if (by_shape[id] < 0) {
+        const double bytes = out_row[id].output_bytes;
+        const auto key = std::make_tuple(j, s.sequence_parallel, bytes);
+        {
+          std::lock_guard<std::mutex> lock(u.cuts->mu);
+          if (auto it = u.cuts->ps.find(key); it != u.cuts->ps.end()) by_shape[id] = it->second;
+        }
+        if (by_shape[id] < 0) {
+          by_shape[id] = to_ps(cost::p2p_time(c, s, u.stage_devices[j], u.stage_devices[j + 1], bytes, opt));
+          std::lock_guard<std::mutex> lock(u.cuts->mu);
+          u.cuts->ps.emplace(key, by_shape[id]);
+        }
+      }
+      p.cut[j][b] = by_shape[id];
+    }
+  }
+  const std::int64_t micro = s.num_micro_batches();
+  if (s.schedule == cost::Schedule::pipedream || s.schedule == cost::Schedule::two_bw) {
+    p.weight_max = micro;
+    p.weight_sum = 0;
+    p.cuts_in_max = true;
+  } else {
+    p.weight_max = micro - 1;
+    p.weight_sum = 1;
+  }
+  return p;
+}
+
+EvalResult evaluate(const model::Model& m, const hw::Cluster& c, const LayerIndex& li, const DegreeUnit& u,
+                    const Variant& var, const ScheduleChoice& sc, const cost::CostOptions& opt) {
+  EvalResult r;
+  cost::Strategy s = make_strategy(u, var, sc);
+  double objective = 0;
+  if (sc.schedule == cost::Schedule::interleaved || s.pp == 1) {
+    s.split = cost::default_split(m, s.pp * s.virtual_stages);
+    // Memory of Megatron's split from the cached layer costs (the cost model's StageSums / stage_memory), so
+    // that configurations that cannot fit never reach the full estimate.
+    const ClassCosts cc = class_costs(m, li, u, s);
+    const auto bounds = cost::chunk_boundaries(s);
+    const int chunks = static_cast<int>(s.split.size());
+    for (int st = 0; st < s.pp; ++st) {
+      cost::StageSums sums;
+      const auto& row = cc.shape[u.stage_class[st]];
+      for (int ch = st; ch < chunks; ch += s.pp)
+        for (int l = bounds[ch]; l < bounds[ch + 1]; ++l) sums.add(row[li.shape_of[l]], li.is_embedding[l] != 0);
+      const auto& ctx = cc.ctx[u.stage_class[st]];
+      if (cost::stage_memory(ctx, st, sums).total_bytes() > ctx.memory_capacity_bytes) {
+        r.reject_reason = "does not fit memory";
+        r.cand.strategy = std::move(s);
+        return r;
+      }
+    }
+  } else {
+    const ClassCosts cc = class_costs(m, li, u, s);
+    const SplitProblem prob = build_split_problem(m, c, li, u, s, cc, opt);
+    const SplitResult sr = solve_split(prob);
+    r.split_solved = true;
+    r.bounds_tried = sr.bounds_tried;
+    if (!sr.feasible) {
+      r.reject_reason = "no contiguous layer split fits memory";
+      r.cand.strategy = std::move(s);
+      return r;
+    }
+    s.split = sr.sizes;
+    objective = from_ps(sr.objective);
+  }
+  r.estimated = true;
+  cost::Estimate e = cost::estimate(m, c, s, opt);
+  if (!e.fits) {
+    r.reject_reason = "does not fit memory";
+    r.cand.strategy = std::move(s);
+    r.cand.estimate = std::move(e);
+    return r;
+  }
+  r.ok = true;
+  r.cand.strategy = std::move(s);
+  r.cand.estimate = std::move(e);
+  r.cand.placement_label = u.placement_label;
+  r.cand.split_objective_s = objective;
+  return r;
+}
+
+}  // namespace strata::plan::detail

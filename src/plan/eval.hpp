@@ -1,0 +1,105 @@
+// plan/eval (internal): the shared work of the search — distinct layer shapes, per-(dp, tp, pp, placement) stage
+// contexts grouped into device classes, per-variant layer costs, the lower bound of a configuration, the split
+// problem built from the cost model's stage functions, and the evaluation of one configuration.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <tuple>
+#include <string>
+#include <vector>
+
+#include "strata/cost/stage.hpp"
+#include "strata/plan/search.hpp"
+#include "strata/plan/split.hpp"
+
+namespace strata::plan::detail {
+
+// Two layers of equal shape cost the same (mirrors the cost model's memo; names may differ).
+bool same_layer_shape(const model::LayerSpec& a, const model::LayerSpec& b);
+
+struct LayerIndex {
+  std::vector<int> shape_of;       // layer → distinct shape id
+  std::vector<int> representative; // shape id → first layer with that shape
+  std::vector<char> is_embedding;  // layer is an embedding / patch embedding (StageSums::add's flag)
+};
+LayerIndex index_layers(const model::Model& m);
+
+// One (dp, tp, pp, placement): stage devices, and the stage contexts deduplicated into classes (stages whose
+// context numbers are identical cost every layer identically).
+struct DegreeUnit {
+  int dp = 1, tp = 1, pp = 1;
+  std::string placement_label;
+  cost::Strategy proto;                         // degrees, gbs, dtype, placement
+  std::vector<std::vector<int>> stage_devices;  // [stage] dp·tp devices in rank order
+  std::vector<cost::StageContext> class_ctx;    // [class]
+  std::vector<int> stage_class;                 // [stage]
+  // p2p times of cuts, memoised per (stage pair, sp, bytes): p2p_time scans the stage's devices.
+  std::shared_ptr<struct CutCache> cuts;
+};
+struct CutCache {
+  std::mutex mu;
+  std::map<std::tuple<int, bool, double>, std::int64_t> ps;
+};
+DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp, int tp, int pp,
+                            std::vector<int> placement, std::string label, std::int64_t gbs, hw::Dtype dtype,
+                            const cost::CostOptions& opt);
+
+// The knobs below the degrees.
+struct Variant {
+  std::int64_t mbs = 1;
+  model::Recompute recompute = model::Recompute::none;
+  bool sp = false;
+  int zero = 0;
+};
+struct ScheduleChoice {
+  cost::Schedule schedule = cost::Schedule::one_f_one_b;
+  int v = 1;
+};
+
+cost::Strategy make_strategy(const DegreeUnit& u, const Variant& var, const ScheduleChoice& sc);
+// The same without the placement (for the per-layer costs and bounds, which do not read it; avoids copying it).
+cost::Strategy make_strategy_light(const DegreeUnit& u, const Variant& var, const ScheduleChoice& sc);
+
+// Per-class costs of every distinct layer shape under one strategy (contexts re-pointed at `s`).
+struct ClassCosts {
+  std::vector<cost::StageContext> ctx;                  // [class], strategy = &s
+  std::vector<std::vector<cost::LayerStageCost>> shape; // [class][shape]
+};
+ClassCosts class_costs(const model::Model& m, const LayerIndex& li, const DegreeUnit& u, const cost::Strategy& s);
+
+// Σ over layers of the cheapest class's fwd+bwd time (a lower bound on Σ_i t_i of any split and placement of
+// this unit's classes).
+double min_work_s(const LayerIndex& li, const ClassCosts& cc);
+// Totals over layers of the cheapest class's weight / gradient / optimizer bytes per device.
+struct StaticTotals {
+  double weight = 0, grad = 0, optimizer = 0;
+};
+StaticTotals static_totals(const LayerIndex& li, const ClassCosts& cc);
+// False when no split can fit: the stage with the most static state holds ≥ 1/p of every component (their
+// per-layer ratios are the same constants for every layer), so its stage_memory with no activations already
+// exceeds the largest capacity of the unit's classes. `s` carries the schedule/ZeRO/pp of the configuration.
+bool may_fit_memory(const StaticTotals& st, const DegreeUnit& u, const cost::Strategy& s);
+// A valid lower bound on cost::estimate's iteration time for schedule `sc` given min_work_s.
+double lower_bound_s(double min_work, int pp, std::int64_t m, const ScheduleChoice& sc);
+
+// Builds the exact split problem of strategy s on unit u (gpipe/1f1b/pipedream/2bw).
+SplitProblem build_split_problem(const model::Model& m, const hw::Cluster& c, const LayerIndex& li,
+                                 const DegreeUnit& u, const cost::Strategy& s, const ClassCosts& cc,
+                                 const cost::CostOptions& opt);
+
+struct EvalResult {
+  bool ok = false;
+  Candidate cand;
+  std::string reject_reason;   // when !ok
+  std::int64_t bounds_tried = 0;
+  bool split_solved = false;
+  bool estimated = false;
+};
+// Split (exact DP, or Megatron's for interleaved) + cost::estimate of one configuration.
+EvalResult evaluate(const model::Model& m, const hw::Cluster& c, const LayerIndex& li, const DegreeUnit& u,
+                    const Variant& var, const ScheduleChoice& sc, const cost::CostOptions& opt);
+
+}  // namespace strata::plan::detail

@@ -1,0 +1,371 @@
+// plan/search: enumeration of the strategy space, lower-bound ordering and batch pruning, threads, annealing
+// refinement, impossible-request messages (docs/planner.md §Search).
+#include "strata/plan/search.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <thread>
+
+#include "eval.hpp"
+#include "search_internal.hpp"
+#include "strata/core/error.hpp"
+#include "strata/core/text.hpp"
+
+namespace strata::plan {
+
+using detail::DegreeUnit;
+using detail::ScheduleChoice;
+using detail::Variant;
+
+std::string_view to_string(Space s) {
+  switch (s) {
+    case Space::three_d: return "3d";
+    case Space::full: return "full";
+    case Space::all: return "all";
+  }
+  return "?";
+}
+
+Space parse_space(std::string_view text, const std::string& where) {
+  if (text == "3d") return Space::three_d;
+  if (text == "full") return Space::full;
+  if (text == "all") return Space::all;
+  throw core::InputError(fmt::format("{}: unknown space '{}' (valid: 3d, full, all)", where, text));
+}
+
+namespace detail {
+
+void parallel_for(int threads, std::int64_t n, const std::function<void(std::int64_t)>& f) {
+  const int t = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(threads, n)));
+  if (t <= 1) {
+    for (std::int64_t i = 0; i < n; ++i) f(i);
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (int w = 0; w < t; ++w)
+    pool.emplace_back([&, w] {
+      for (std::int64_t i = w; i < n; i += t) f(i);
+    });
+  for (auto& th : pool) th.join();
+}
+
+std::vector<int> divisors(std::int64_t n) {
+  std::vector<int> d;
+  for (std::int64_t i = 1; i <= n; ++i)
+    if (n % i == 0) d.push_back(static_cast<int>(i));
+  return d;
+}
+
+std::string tp_rule_violation(const model::Model& m, int tp) {
+  for (const auto& l : m.layers) {
+    if (l.heads > 0 && l.heads % tp != 0) return "tp does not divide the attention heads";
+    const auto kv = l.kv_heads > 0 ? l.kv_heads : l.heads;
+    if (kv > 0 && kv % tp != 0 && tp % kv != 0) return "tp and the kv heads do not divide one another";
+  }
+  return {};
+}
+
+bool candidate_less(const Candidate& a, const Candidate& b) {
+  if (a.estimate.iteration_time_s != b.estimate.iteration_time_s)
+    return a.estimate.iteration_time_s < b.estimate.iteration_time_s;
+  return a.order < b.order;
+}
+
+void Rejections::add(const std::string& reason, std::int64_t n, const std::string& example) {
+  auto& r = by_reason[reason];
+  if (r.count == 0) r.example = example;
+  r.count += n;
+}
+
+void Rejections::add(const std::string& reason, std::int64_t n, const std::function<std::string()>& example) {
+  auto& r = by_reason[reason];
+  if (r.count == 0) r.example = example();
+  r.count += n;
+}
+
+std::string short_cli(const cost::Strategy& s) {
+  // The strategy without its (long) placement list.
+  cost::Strategy t = s;
+  t.placement.clear();
+  std::string text = cost::to_cli_string(t);
+  if (const auto at = text.find(",place="); at != std::string::npos) text.erase(at);
+  return text;
+}
+
+std::vector<RejectReason> Rejections::sorted() const {
+  std::vector<RejectReason> out;
+  for (const auto& [k, v] : by_reason) out.push_back({k, v.count, v.example});
+  return out;
+}
+
+// The enumeration of the space: degree units and configurations (in the deterministic order).
+Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt, Rejections& rej) {
+  Space_ sp;
+  const int n = c.num_devices();
+  const int L = static_cast<int>(m.layers.size());
+  const std::int64_t gbs = opt.global_batch;
+  const bool three_d = opt.space == Space::three_d;
+  for (int tp : divisors(n)) {
+    if (opt.max_tp > 0 && tp > opt.max_tp) {
+      rej.add("degrees: tp > --max-tp", static_cast<std::int64_t>(divisors(n / tp).size()), fmt::format("tp={}", tp));
+      continue;
+    }
+    if (const auto why = tp_rule_violation(m, tp); !why.empty()) {
+      rej.add("degrees: " + why, static_cast<std::int64_t>(divisors(n / tp).size()), fmt::format("tp={}", tp));
+      continue;
+    }
+    for (int pp : divisors(n / tp)) {
+      const int dp = n / (tp * pp);
+      const std::string ex = fmt::format("dp={},tp={},pp={}", dp, tp, pp);
+      if (pp > L) {
+        rej.add("degrees: pp > layers of the model", 1, ex);
+        continue;
+      }
+      if (opt.max_pp > 0 && pp > opt.max_pp) {
+        rej.add("degrees: pp > --max-pp", 1, ex);
+        continue;
+      }
+      if (gbs % dp != 0) {
+        rej.add("degrees: gbs not divisible by dp", 1, ex);
+        continue;
+      }
+      sp.valid_dp.push_back(dp);
+      std::vector<PlacementCandidate> places;
+      if (opt.placement == PlacementMode::megatron) places.push_back({megatron_placement(c), "megatron"});
+      else places = hetero_placements(c, dp, tp, pp);
+      for (auto& pc : places) {
+        const int unit = static_cast<int>(sp.units.size());
+        sp.units.push_back(detail::make_degree_unit(m, c, dp, tp, pp, std::move(pc.placement), std::move(pc.label),
+                                                    gbs, opt.dtype, opt.cost));
+        std::vector<model::Recompute> rcs{model::Recompute::none};
+        if (!three_d) rcs = {model::Recompute::none, model::Recompute::selective, model::Recompute::full};
+        std::vector<bool> sps{false};
+        if (!three_d && tp > 1) sps = {false, true};
+        std::vector<int> zeros{0};
+        if (!three_d && dp > 1) zeros = {0, 1, 2, 3};
+        for (int mbs : divisors(gbs / dp)) {
+          const std::int64_t micro = gbs / (static_cast<std::int64_t>(dp) * mbs);
+          std::vector<ScheduleChoice> scheds{{cost::Schedule::one_f_one_b, 1}};
+          if (!three_d && pp > 1) {
+            // GPipe has 1F1B's time and at least its memory under the cost model: only in the `all` space.
+            if (opt.space == Space::all) scheds.push_back({cost::Schedule::gpipe, 1});
+            const int blocks = std::max(1, m.num_blocks());
+            for (int v = 2; v <= 8; ++v) {
+              if (pp * v > L) break;
+              if (micro % pp != 0) {
+                rej.add("interleaved: m % pp != 0 (per mbs and v)", 1, fmt::format("{},mbs={},v={}", ex, mbs, v));
+                continue;
+              }
+              if (blocks % (pp * v) != 0) continue;  // Megatron needs equal chunks of blocks
+              scheds.push_back({cost::Schedule::interleaved, v});
+            }
+            if (opt.space == Space::all) {
+              scheds.push_back({cost::Schedule::pipedream, 1});
+              scheds.push_back({cost::Schedule::two_bw, 1});
+            }
+          }
+          for (int zero : zeros)
+            for (auto rc : rcs)
+              for (bool s : sps) {
+                const int uv = static_cast<int>(sp.uvs.size());
+                sp.uvs.push_back({unit, Variant{mbs, rc, s, zero}});
+                for (const auto& sc : scheds) sp.configs.push_back({uv, sc, 0.0, static_cast<std::int64_t>(sp.configs.size())});
+              }
+        }
+      }
+    }
+  }
+  return sp;
+}
+
+}  // namespace detail
+
+namespace {
+
+std::string nearest_gbs_message(std::int64_t gbs, const std::vector<int>& dps_all) {
+  std::int64_t below = 0, above = 0;
+  for (int dp : dps_all) {
+    const std::int64_t lo = gbs / dp * dp, hi = lo + dp;
+    if (lo > 0 && lo > below) below = lo;
+    if (above == 0 || hi < above) above = hi;
+  }
+  if (below > 0) return fmt::format("closest gbs that works: {} or {}", below, above);
+  return fmt::format("closest gbs that works: {}", above);
+}
+
+// Smallest per-device memory over a memory-lean corner of the space (ZeRO-3 if dp > 1, full recompute, sp,
+// mbs 1, 1F1B, Megatron split) — for the "fits nowhere" message.
+void throw_fits_nowhere(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt,
+                        const detail::Space_& sp) {
+  double best_mem = INFINITY;
+  cost::Strategy best_s;
+  for (const auto& u : sp.units) {
+    Variant var{1, model::Recompute::full, u.tp > 1, u.dp > 1 ? 3 : 0};
+    if (opt.space == Space::three_d) var = Variant{1, model::Recompute::none, false, 0};
+    cost::Strategy s = detail::make_strategy(u, var, {cost::Schedule::one_f_one_b, 1});
+    if (opt.global_batch % u.dp != 0) continue;
+    s.split = cost::default_split(m, s.pp);
+    const cost::Estimate e = cost::estimate(m, c, s, opt.cost);
+    if (e.peak_memory_bytes < best_mem) {
+      best_mem = e.peak_memory_bytes;
+      best_s = s;
+    }
+  }
+  double cap = INFINITY;
+  for (const auto& g : c.gpu_types) cap = std::min(cap, g.memory_bytes);
+  std::vector<std::string> big;
+  for (const auto& g : hw::builtin_catalog().gpus)
+    if (g.memory_bytes >= best_mem) big.push_back(fmt::format("{} ({})", g.name, core::format_bytes(g.memory_bytes)));
+  throw core::InputError(fmt::format(
+      "plan: model {} fits nowhere on {} with gbs {} (space {}): the smallest memory it needs is {} per GPU "
+      "(strategy {}) but the GPUs have {}; closest that fits: GPUs with at least that much memory ({}), or more "
+      "GPUs{}",
+      m.name, c.name, opt.global_batch, to_string(opt.space), core::format_bytes(best_mem),
+      best_mem < INFINITY ? cost::to_cli_string(best_s) : "none", core::format_bytes(cap),
+      big.empty() ? "none in the catalog" : core::join(big), opt.space == Space::three_d ? ", or --space full (ZeRO, recompute)" : ""));
+}
+
+}  // namespace
+
+PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (opt.global_batch < 1) throw core::InputError("plan: --gbs must be >= 1");
+  if (opt.top_k < 1) throw core::InputError("plan: --top must be >= 1");
+  if (opt.threads < 1) throw core::InputError("plan: --threads must be >= 1");
+  PlanResult res;
+  detail::Rejections rej;
+  const detail::LayerIndex li = detail::index_layers(m);
+  detail::Space_ sp = detail::enumerate_space(m, c, opt, rej);
+  if (sp.configs.empty()) {
+    std::vector<int> dps;
+    for (int dp : detail::divisors(c.num_devices())) dps.push_back(dp);
+    if (sp.valid_dp.empty())
+      throw core::InputError(fmt::format(
+          "plan: --gbs {} is not divisible by any data-parallel degree usable on {} ({} devices, model {}): {}",
+          opt.global_batch, c.name, c.num_devices(), m.name, nearest_gbs_message(opt.global_batch, dps)));
+    throw core::InputError("plan: the search space is empty (check --max-tp / --max-pp)");
+  }
+  res.space_size = static_cast<std::int64_t>(sp.configs.size());
+
+  // Phase A: lower bounds (per-layer costs once per (unit, variant), shared by every schedule) and the memory
+  // pre-check (static state alone too big for any stage).
+  std::vector<double> work(sp.uvs.size());
+  std::vector<detail::StaticTotals> statics(sp.uvs.size());
+  detail::parallel_for(opt.threads, static_cast<std::int64_t>(sp.uvs.size()), [&](std::int64_t i) {
+    const auto& uv = sp.uvs[i];
+    const auto& u = sp.units[uv.unit];
+    const cost::Strategy s = detail::make_strategy_light(u, uv.var, {cost::Schedule::one_f_one_b, 1});
+    const detail::ClassCosts cc = detail::class_costs(m, li, u, s);
+    work[i] = detail::min_work_s(li, cc);
+    statics[i] = detail::static_totals(li, cc);
+  });
+  std::vector<detail::Config> kept;
+  kept.reserve(sp.configs.size());
+  for (auto& cf : sp.configs) {
+    const auto& uv = sp.uvs[cf.uv];
+    const auto& u = sp.units[uv.unit];
+    const cost::Strategy s = detail::make_strategy_light(u, uv.var, cf.sc);
+    if (!detail::may_fit_memory(statics[cf.uv], u, s)) {
+      rej.add("memory: weights + gradients + optimizer state alone exceed the largest GPU (any split)", 1,
+              [&] { return detail::short_cli(s); });
+      continue;
+    }
+    const std::int64_t micro = opt.global_batch / (static_cast<std::int64_t>(u.dp) * uv.var.mbs);
+    cf.lb = detail::lower_bound_s(work[cf.uv], u.pp, micro, cf.sc);
+    kept.push_back(cf);
+  }
+  const std::int64_t memory_pruned = static_cast<std::int64_t>(sp.configs.size() - kept.size());
+  sp.configs = std::move(kept);
+  if (sp.configs.empty()) throw_fits_nowhere(m, c, opt, sp);
+  res.lower_bounded = static_cast<std::int64_t>(sp.configs.size());
+  (void)memory_pruned;
+  std::vector<std::int64_t> order(sp.configs.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::int64_t>(i);
+  std::sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
+    if (sp.configs[a].lb != sp.configs[b].lb) return sp.configs[a].lb < sp.configs[b].lb;
+    return a < b;
+  });
+
+  // Phase B: evaluate in lower-bound order, in fixed batches; prune against the K-th best at the batch start.
+  std::vector<Candidate> top;
+  const std::size_t K = static_cast<std::size_t>(opt.top_k);
+  const int batch = std::max(1, opt.batch_size);
+  std::size_t pos = 0;
+  while (pos < order.size()) {
+    const double threshold =
+        top.size() >= K ? top[K - 1].estimate.iteration_time_s : INFINITY;
+    if (!opt.exhaustive && sp.configs[order[pos]].lb > threshold) {
+      res.pruned_by_bound += static_cast<std::int64_t>(order.size() - pos);
+      break;
+    }
+    const std::size_t end = std::min(order.size(), pos + static_cast<std::size_t>(batch));
+    std::vector<detail::EvalResult> out(end - pos);
+    std::vector<char> skipped(end - pos, 0);
+    detail::parallel_for(opt.threads, static_cast<std::int64_t>(end - pos), [&](std::int64_t i) {
+      const auto& cf = sp.configs[order[pos + i]];
+      if (!opt.exhaustive && cf.lb > threshold) {
+        skipped[i] = 1;
+        return;
+      }
+      const auto& uv = sp.uvs[cf.uv];
+      out[i] = detail::evaluate(m, c, li, sp.units[uv.unit], uv.var, cf.sc, opt.cost);
+      out[i].cand.order = cf.order;
+    });
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      if (skipped[i]) {
+        ++res.pruned_by_bound;
+        continue;
+      }
+      auto& r = out[i];
+      res.splits_solved += r.split_solved ? 1 : 0;
+      res.split_bounds_tried += r.bounds_tried;
+      res.evaluated += r.estimated ? 1 : 0;
+      if (!r.ok) {
+        rej.add(r.reject_reason, 1, [&] { return detail::short_cli(r.cand.strategy); });
+        continue;
+      }
+      top.push_back(std::move(r.cand));
+    }
+    std::sort(top.begin(), top.end(), detail::candidate_less);
+    if (top.size() > K) top.resize(K);
+    pos = end;
+    if (opt.progress) opt.progress(static_cast<std::int64_t>(pos), static_cast<std::int64_t>(order.size()));
+  }
+  if (res.pruned_by_bound > 0)
+    rej.add("pruned: lower bound above the K-th best plan", res.pruned_by_bound, "");
+  if (top.empty()) throw_fits_nowhere(m, c, opt, sp);
+
+  if (opt.placement == PlacementMode::anneal) detail::anneal_top(m, c, opt, top, res);
+  res.top = std::move(top);
+  if (opt.baselines) res.baselines = detail::compute_baselines(m, c, opt, sp, li, res);
+  res.rejected = rej.sorted();
+  res.explanation = detail::explain(m, c, opt, li, sp, res);
+  res.search_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return res;
+}
+
+bool optimal_split(const model::Model& m, const hw::Cluster& c, cost::Strategy& s, const cost::CostOptions& opt,
+                   double* objective_s) {
+  if (s.placement.empty()) s.placement = megatron_placement(c);
+  const detail::LayerIndex li = detail::index_layers(m);
+  DegreeUnit u = detail::make_degree_unit(m, c, s.dp, s.tp, s.pp, s.placement, "given", s.global_batch, s.dtype, opt);
+  u.proto = s;
+  u.proto.split.clear();
+  if (s.schedule == cost::Schedule::interleaved || s.pp == 1) {
+    s.split = cost::default_split(m, s.pp * s.virtual_stages);
+    if (objective_s) *objective_s = 0;
+    return true;
+  }
+  const detail::ClassCosts cc = detail::class_costs(m, li, u, s);
+  const SplitResult r = solve_split(detail::build_split_problem(m, c, li, u, s, cc, opt));
+  if (!r.feasible) return false;
+  s.split = r.sizes;
+  if (objective_s) *objective_s = from_ps(r.objective);
+  return true;
+}
+
+}  // namespace strata::plan

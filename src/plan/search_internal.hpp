@@ -1,0 +1,61 @@
+// plan/search_internal (internal): the enumerated space and the helpers shared by search.cpp, baselines.cpp and
+// explain.cpp.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "eval.hpp"
+
+namespace strata::plan::detail {
+
+struct UnitVariant {
+  int unit = 0;
+  Variant var;
+};
+struct Config {
+  int uv = 0;
+  ScheduleChoice sc;
+  double lb = 0;
+  std::int64_t order = 0;
+};
+struct Space_ {
+  std::vector<DegreeUnit> units;
+  std::vector<UnitVariant> uvs;
+  std::vector<Config> configs;
+  std::vector<int> valid_dp;
+};
+
+struct Rejections {
+  struct Entry {
+    std::int64_t count = 0;
+    std::string example;
+  };
+  std::map<std::string, Entry> by_reason;
+  void add(const std::string& reason, std::int64_t n, const std::string& example);
+  // Example built only for the first occurrence of a reason.
+  void add(const std::string& reason, std::int64_t n, const std::function<std::string()>& example);
+  std::vector<RejectReason> sorted() const;
+};
+
+// Runs f(0..n−1) on `threads` threads (index i on thread i mod threads); results go to pre-sized slots.
+void parallel_for(int threads, std::int64_t n, const std::function<void(std::int64_t)>& f);
+std::vector<int> divisors(std::int64_t n);
+std::string tp_rule_violation(const model::Model& m, int tp);
+bool candidate_less(const Candidate& a, const Candidate& b);
+std::string short_cli(const cost::Strategy& s);  // CLI syntax without the placement list
+Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt, Rejections& rej);
+
+// --placement anneal: refine the placement of the top candidates (baselines.cpp).
+void anneal_top(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt, std::vector<Candidate>& top,
+                PlanResult& res);
+// megatron, uniform, dp-only, zero3-only (baselines.cpp).
+std::vector<Baseline> compute_baselines(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt,
+                                        const Space_& sp, const LayerIndex& li, PlanResult& res);
+// Lines explaining the best plan (explain.cpp).
+std::vector<std::string> explain(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt,
+                                 const LayerIndex& li, const Space_& sp, const PlanResult& res);
+
+}  // namespace strata::plan::detail

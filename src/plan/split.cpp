@@ -1,0 +1,285 @@
+// plan/split: exact contiguous layer→stage split by a bound sweep over the max-stage term (docs/planner.md).
+//
+// For a bound B on every t_j (and e_j when cuts_in_max), F(B) = min weight_sum·(Σt + Σe) subject to t_j ≤ B and
+// memory is a chain DP. Written as a suffix DP h[j][a] (layers [a, L) on stages j..p−1):
+//     h[j][a] = −w·P_j[a] + min_{b ∈ [a+1, hi_j(a)]} ( w·(P_j[b] + e_j(b)) + h[j+1][b] )
+// where hi_j(a) = the last end b with P_j[b] − P_j[a] ≤ B, min_start[j][b] ≤ a and enough layers left. hi_j is
+// non-decreasing in a, so the window minimum is a monotone deque: O(L) per stage, O(p·L) per bound.
+// The optimum is min_B weight_max·B + F(B) over the candidate values B (the O(p·L²) sums t_j(a, b)); F is
+// non-increasing, so the sweep starts at the min-max bottleneck B_min (binary search) and visits candidate values
+// in increasing order (the next one found in O(p·L) by two pointers, never sorted) until
+// weight_max·B + F(∞) exceeds the best objective found.
+#include "strata/plan/split.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+
+namespace strata::plan {
+namespace {
+
+using i64 = std::int64_t;
+
+i64 add_sat(i64 a, i64 b) { return (a >= kInfinitePs || b >= kInfinitePs) ? kInfinitePs : std::min(a + b, kInfinitePs); }
+
+struct Workspace {
+  std::vector<std::vector<i64>> h;  // p × (L+1)
+  std::vector<int> dq;              // deque storage (indices)
+};
+
+const std::vector<i64>& prefix(const SplitProblem& p, int stage) { return p.time_prefix[p.stage_class[stage]]; }
+
+i64 cut_cost(const SplitProblem& p, int stage, int b) { return p.cut.empty() ? 0 : p.cut[stage][b]; }
+
+// Suffix DP for bound B; returns h[0][0] (kInfinitePs when infeasible). Fills ws.h.
+i64 solve_bound(const SplitProblem& p, i64 bound, Workspace& ws) {
+  const int L = p.layers, P = p.stages();
+  const i64 w = p.weight_sum;
+  ws.h.assign(P, std::vector<i64>(L + 1, kInfinitePs));
+  // Last stage: layers [a, L).
+  {
+    const auto& pre = prefix(p, P - 1);
+    for (int a = p.min_start[P - 1][L]; a < L; ++a) {
+      const i64 t = pre[L] - pre[a];
+      if (t <= bound) ws.h[P - 1][a] = w * t;
+    }
+  }
+  std::vector<int>& dq = ws.dq;
+  for (int j = P - 2; j >= 0; --j) {
+    const auto& pre = prefix(p, j);
+    const auto& next = ws.h[j + 1];
+    const auto& ms = p.min_start[j];
+    const int last_end = L - (P - 1 - j);  // leave one layer for every later stage
+    auto g = [&](int b) -> i64 {
+      if (next[b] >= kInfinitePs) return kInfinitePs;
+      const i64 e = cut_cost(p, j, b);
+      if (p.cuts_in_max && e > bound) return kInfinitePs;
+      return add_sat(w * (pre[b] + e), next[b]);
+    };
+    dq.assign(static_cast<std::size_t>(L + 2), 0);
+    int head = 0, tail = 0;  // dq[head, tail)
+    int pushed = 0;          // all b ≤ pushed are in (or were evicted from) the deque
+    for (int a = 0; a < last_end; ++a) {
+      // hi(a): extend while the range [a, b+1) stays within the bound, the memory and last_end.
+      int hi = pushed;
+      while (hi + 1 <= last_end && pre[hi + 1] - pre[a] <= bound && ms[hi + 1] <= a) ++hi;
+      for (int b = pushed + 1; b <= hi; ++b) {
+        const i64 gb = g(b);
+        while (tail > head && g(dq[tail - 1]) >= gb) --tail;
+        dq[tail++] = b;
+      }
+      pushed = std::max(pushed, hi);
+      while (tail > head && dq[head] <= a) ++head;
+      if (tail > head) {
+        const i64 best = g(dq[head]);
+        if (best < kInfinitePs) ws.h[j][a] = best - w * pre[a];
+      }
+    }
+  }
+  return ws.h[0][0];
+}
+
+// Lexicographically smallest split attaining h[0][0] under `bound` (ws.h filled by solve_bound).
+std::vector<int> reconstruct(const SplitProblem& p, i64 bound, const Workspace& ws) {
+  const int L = p.layers, P = p.stages();
+  const i64 w = p.weight_sum;
+  std::vector<int> sizes;
+  int a = 0;
+  for (int j = 0; j + 1 < P; ++j) {
+    const auto& pre = prefix(p, j);
+    const i64 target = ws.h[j][a];
+    const int last_end = L - (P - 1 - j);
+    int chosen = -1;
+    for (int b = a + 1; b <= last_end; ++b) {
+      if (pre[b] - pre[a] > bound) break;
+      if (p.min_start[j][b] > a) break;
+      const i64 next = ws.h[j + 1][b];
+      if (next >= kInfinitePs) continue;
+      const i64 e = cut_cost(p, j, b);
+      if (p.cuts_in_max && e > bound) continue;
+      if (add_sat(w * (pre[b] - pre[a] + e), next) == target) {
+        chosen = b;
+        break;
+      }
+    }
+    sizes.push_back(chosen - a);
+    a = chosen;
+  }
+  sizes.push_back(L - a);
+  return sizes;
+}
+
+// Smallest candidate value of the max term strictly greater than `bound` (kInfinitePs when none).
+i64 next_candidate(const SplitProblem& p, i64 bound) {
+  const int L = p.layers;
+  i64 best = kInfinitePs;
+  std::vector<char> seen(p.time_prefix.size(), 0);
+  for (int j = 0; j < p.stages(); ++j) {
+    const int k = p.stage_class[j];
+    if (seen[k]) continue;
+    seen[k] = 1;
+    const auto& pre = p.time_prefix[k];
+    int b = 0;
+    for (int a = 0; a < L; ++a) {
+      if (b <= a) b = a + 1;
+      while (b <= L && pre[b] - pre[a] <= bound) ++b;
+      if (b > L) break;  // no range from a (or later) exceeds the bound
+      best = std::min(best, pre[b] - pre[a]);
+    }
+  }
+  if (p.cuts_in_max)
+    for (const auto& row : p.cut)
+      for (int b = 1; b < L; ++b)
+        if (row[b] > bound) best = std::min(best, row[b]);
+  return best;
+}
+
+bool better(const SplitResult& a, const SplitResult& b) {
+  if (!b.feasible) return a.feasible;
+  if (!a.feasible) return false;
+  if (a.objective != b.objective) return a.objective < b.objective;
+  return a.sizes < b.sizes;
+}
+
+}  // namespace
+
+std::int64_t to_ps(double seconds) { return static_cast<std::int64_t>(std::llround(seconds * 1e12)); }
+double from_ps(std::int64_t ps) { return static_cast<double>(ps) * 1e-12; }
+
+SplitResult evaluate_split(const SplitProblem& p, const std::vector<int>& sizes) {
+  SplitResult r;
+  const int P = p.stages();
+  if (static_cast<int>(sizes.size()) != P) return r;
+  int a = 0;
+  i64 mx = 0, sum = 0;
+  for (int j = 0; j < P; ++j) {
+    if (sizes[j] < 1) return r;
+    const int b = a + sizes[j];
+    if (b > p.layers || p.min_start[j][b] > a) return r;
+    const auto& pre = prefix(p, j);
+    const i64 t = pre[b] - pre[a];
+    mx = std::max(mx, t);
+    sum += t;
+    if (j + 1 < P) {
+      const i64 e = cut_cost(p, j, b);
+      sum += e;
+      if (p.cuts_in_max) mx = std::max(mx, e);
+    }
+    a = b;
+  }
+  if (a != p.layers) return r;
+  r.feasible = true;
+  r.sizes = sizes;
+  r.max_term = mx;
+  r.sum_term = sum;
+  r.objective = p.weight_max * mx + p.weight_sum * sum;
+  return r;
+}
+
+SplitResult solve_split(const SplitProblem& p) {
+  SplitResult none;
+  const int P = p.stages();
+  if (P < 1 || p.layers < P) return none;
+  Workspace ws;
+  auto run = [&](i64 bound) -> SplitResult {
+    if (solve_bound(p, bound, ws) >= kInfinitePs) return none;
+    return evaluate_split(p, reconstruct(p, bound, ws));
+  };
+  if (p.weight_max == 0) {  // no max term: one DP without a bound
+    SplitResult r = run(kInfinitePs - 1);
+    r.bounds_tried = 1;
+    return r;
+  }
+  // B_min: the min-max bottleneck, by binary search on the (integer) bound.
+  i64 hi = 0;
+  for (int j = 0; j < P; ++j) hi = std::max(hi, prefix(p, j)[p.layers]);
+  if (p.cuts_in_max)
+    for (const auto& row : p.cut)
+      for (int b = 1; b < p.layers; ++b) hi = std::max(hi, row[b]);
+  int tried = 1;
+  if (solve_bound(p, hi, ws) >= kInfinitePs) return none;  // memory makes every split infeasible
+  // lo: infeasible. Every layer sits on some stage, so max ≥ the cheapest class's time of any single layer.
+  i64 lo = -1;
+  for (int i = 0; i < p.layers; ++i) {
+    i64 cheapest = kInfinitePs;
+    for (const auto& pre : p.time_prefix) cheapest = std::min(cheapest, pre[i + 1] - pre[i]);
+    lo = std::max(lo, cheapest - 1);
+  }
+  // Binary search that only tests candidate values (feasibility changes only there): invariant lo infeasible,
+  // hi feasible, B_min in (lo, hi].
+  while (hi - lo > 1) {
+    const i64 mid = lo + (hi - lo) / 2;
+    const i64 c = next_candidate(p, mid - 1);  // smallest candidate >= mid
+    ++tried;
+    if (c >= hi) {
+      // No candidate in [mid, hi): B_min is hi unless one in (lo, mid) is feasible.
+      if (solve_bound(p, mid - 1, ws) < kInfinitePs) hi = mid - 1; else lo = hi - 1;
+    } else if (solve_bound(p, c, ws) < kInfinitePs) {
+      hi = c;
+    } else {
+      lo = c;
+    }
+  }
+  SplitResult best = run(hi);
+  ++tried;
+  // Lower bound of every later bound's value: weight_max·B + F(∞).
+  i64 f_inf = 0;
+  if (p.weight_sum != 0) {
+    f_inf = solve_bound(p, kInfinitePs - 1, ws);
+    ++tried;
+  }
+  for (i64 bound = next_candidate(p, hi); bound < kInfinitePs; bound = next_candidate(p, bound)) {
+    if (p.weight_max * bound + f_inf > best.objective) break;
+    ++tried;
+    const i64 f = solve_bound(p, bound, ws);
+    if (f >= kInfinitePs || p.weight_max * bound + f > best.objective) continue;
+    SplitResult r = evaluate_split(p, reconstruct(p, bound, ws));
+    if (better(r, best)) best = r;
+  }
+  best.bounds_tried = tried;
+  return best;
+}
+
+SplitResult brute_force_split(const SplitProblem& p) {
+  SplitResult best;
+  const int P = p.stages();
+  if (P < 1 || p.layers < P) return best;
+  std::vector<int> sizes(P, 1);
+  // Enumerate compositions of L into P positive parts in lexicographic order.
+  std::function<void(int, int)> rec = [&](int j, int left) {
+    if (j == P - 1) {
+      sizes[j] = left;
+      SplitResult r = evaluate_split(p, sizes);
+      if (better(r, best)) best = r;
+      return;
+    }
+    for (int s = 1; s <= left - (P - 1 - j); ++s) {
+      sizes[j] = s;
+      rec(j + 1, left - s);
+    }
+  };
+  rec(0, p.layers);
+  return best;
+}
+
+std::vector<int> min_start_from_predicate(int layers, const std::function<bool(int, int)>& fits) {
+  // Two pointers: the smallest fitting start of b+1 is never below that of b (a sub-range of a fitting range fits).
+  std::vector<int> ms(layers + 1, 0);
+  int a = 0;
+  for (int b = 1; b <= layers; ++b) {
+    while (a < b && !fits(a, b)) ++a;
+    ms[b] = a;  // a == b: not even layer b−1 alone fits
+  }
+  return ms;
+}
+
+std::vector<int> min_start_linear(const std::vector<std::int64_t>& static_bytes,
+                                  const std::vector<std::int64_t>& act_bytes, std::int64_t mult,
+                                  std::int64_t capacity) {
+  const int L = static_cast<int>(static_bytes.size());
+  std::vector<i64> pre(L + 1, 0);
+  for (int i = 0; i < L; ++i) pre[i + 1] = pre[i] + static_bytes[i] + mult * act_bytes[i];
+  return min_start_from_predicate(L, [&](int a, int b) { return pre[b] - pre[a] <= capacity; });
+}
+
+}  // namespace strata::plan

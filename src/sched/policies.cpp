@@ -1,0 +1,415 @@
+// sched/policies: policy names, the agnostic view, and the single-LP / binary-search policies of thesis Table 5.1
+// and ch. 6 (FIFO, SJF, makespan, finish-time fairness, max-throughput, min-cost, min-cost-slo, makespan-budget).
+// The water-filling policies (max-min fairness, hierarchical) live in waterfill.cpp.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "alloc_lp.hpp"
+#include "strata/core/error.hpp"
+#include "strata/core/text.hpp"
+#include "waterfill.hpp"
+
+namespace strata::sched {
+namespace {
+
+using detail::AllocLp;
+using detail::Terms;
+
+struct NamedKind {
+  const char* name;
+  PolicyKind kind;
+};
+constexpr NamedKind kNames[] = {
+    {"max-min-fairness", PolicyKind::kMaxMinFairness}, {"finish-time-fairness", PolicyKind::kFinishTimeFairness},
+    {"makespan", PolicyKind::kMakespan},               {"fifo", PolicyKind::kFifo},
+    {"sjf", PolicyKind::kSjf},                         {"max-throughput", PolicyKind::kMaxThroughput},
+    {"min-cost", PolicyKind::kMinCost},                {"min-cost-slo", PolicyKind::kMinCostSlo},
+    {"makespan-budget", PolicyKind::kMakespanBudget},  {"hierarchical", PolicyKind::kHierarchical},
+};
+
+// The agnostic baseline sees each job as equally fast on every type it can run on (its mean throughput there),
+// keeping units so that steps and SLOs still mean something; pair and unconsolidated throughputs keep their
+// ratio to the solo consolidated throughput.
+Problem agnostic_view(const Problem& p) {
+  Problem q = p;
+  for (int m = 0; m < p.num_jobs(); ++m) {
+    const JobSpec& j = p.jobs[m];
+    double sum = 0;
+    int n = 0;
+    for (double t : j.throughputs)
+      if (t > 0) sum += t, ++n;
+    const double mean = sum / n;
+    for (int t = 0; t < p.num_types(); ++t) {
+      q.jobs[m].throughputs[t] = j.throughputs[t] > 0 ? mean : 0.0;
+      if (!j.unconsolidated.empty())
+        q.jobs[m].unconsolidated[t] = j.throughputs[t] > 0 ? j.unconsolidated[t] / j.throughputs[t] * mean : 0.0;
+    }
+  }
+  for (auto& ps : q.pairs)
+    for (int t = 0; t < p.num_types(); ++t)
+      for (int i = 0; i < 2; ++i) {
+        const int m = i == 0 ? ps.a : ps.b;
+        const double solo = p.jobs[m].throughputs[t];
+        ps.throughputs[t][i] = solo > 0 ? ps.throughputs[t][i] / solo * q.jobs[m].throughputs[t] : 0.0;
+      }
+  return q;
+}
+
+// A heterogeneity-agnostic scheduler decides how much GPU time each combination gets, not which type: the LP on
+// the all-equal view leaves the split over types arbitrary (a simplex vertex). As Gavel's mechanism does for its
+// agnostic baselines (it walks worker types in a fixed order), the total demand D = Σ_k sf_k·X_k is poured into
+// the types in their listed order (--cluster order; files: the "workers" object's order, i.e. by name), and every
+// combination gets the same share of each type: X_kj = X_k · used_j / D. Where that would break a constraint
+// (a job that cannot run on some type), the LP's own split is kept.
+Allocation spread_over_types(const Problem& seen, const PolicyOptions& opt, Allocation a) {
+  const detail::AllocLp shape = detail::build_alloc_lp(seen, opt);
+  // The column of each type that takes the spread: the consolidated one, else the unconsolidated one.
+  auto takes = [&](std::size_t k, std::size_t c) {
+    if (shape.var[k][c] < 0) return false;
+    if (a.columns[c].consolidated) return true;
+    return c == 0 || a.columns[c - 1].type != a.columns[c].type || shape.var[k][c - 1] < 0;
+  };
+  std::vector<double> total(a.combos.size(), 0.0);
+  double demand = 0;
+  for (std::size_t k = 0; k < a.combos.size(); ++k) {
+    for (std::size_t c = 0; c < a.columns.size(); ++c) total[k] += a.x[k][c];
+    demand += total[k] * a.combos[k].scale_factor;
+  }
+  if (demand <= 0) return a;
+  std::vector<double> share(seen.num_types(), 0.0);
+  double left = demand;
+  for (int j = 0; j < seen.num_types() && left > 0; ++j) {
+    const double used = std::min<double>(left, seen.types[j].count);
+    share[j] = used / demand;
+    left -= used;
+  }
+  Allocation b = a;
+  for (std::size_t k = 0; k < a.combos.size(); ++k) {
+    double placed = 0;
+    for (std::size_t c = 0; c < a.columns.size(); ++c) {
+      b.x[k][c] = takes(k, c) ? total[k] * share[a.columns[c].type] : 0.0;
+      placed += b.x[k][c];
+    }
+    if (placed < total[k] * (1 - 1e-9)) return a;  // a type this combination cannot use got a share
+  }
+  return b;
+}
+
+void require_steps(const Problem& p, const std::string& policy) {
+  for (const auto& j : p.jobs)
+    if (j.steps <= 0)
+      throw core::InputError(fmt::format("policy {}: job '{}' has no \"steps\" (remaining iterations), which this "
+                                         "policy needs", policy, j.name));
+}
+
+// Σ_m coef_m · throughput(m, X) as an objective.
+void set_throughput_objective(AllocLp& a, const std::vector<double>& coef) {
+  for (std::size_t m = 0; m < coef.size(); ++m)
+    for (const auto& [v, c] : a.tput[m]) a.lp.set_objective(v, a.lp.objective_coefficient(v) + coef[m] * c);
+  a.lp.set_maximize(true);
+}
+
+Allocation solved(const AllocLp& a, const LpSolution& s, const std::string& what) {
+  if (!s.ok()) throw std::runtime_error("sched: LP for " + what + " did not solve to optimality");
+  return detail::read_allocation(a, s);
+}
+
+// FIFO / SJF (thesis Table 5.1): max Σ_m throughput(m,X)/throughput(m,X^fastest) · (M − rank_m).
+Allocation rank_weighted(const Problem& p, const PolicyOptions& opt, const std::vector<int>& order,
+                         const std::string& name) {
+  AllocLp a = detail::build_alloc_lp(p, opt);
+  std::vector<double> coef(p.num_jobs());
+  const double M = p.num_jobs();
+  for (int r = 0; r < p.num_jobs(); ++r) coef[order[r]] = (M - r) / fastest_throughput(p.jobs[order[r]]);
+  set_throughput_objective(a, coef);
+  const LpSolution s = a.lp.solve();
+  Allocation out = solved(a, s, name);
+  out.objective = s.objective;
+  out.lp_solves = 1;
+  out.objective_name = "rank_weighted_throughput_over_fastest";
+  return out;
+}
+
+Allocation fifo(const Problem& p, const PolicyOptions& opt) {
+  std::vector<int> order(p.num_jobs());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int x, int y) { return p.jobs[x].arrival_s < p.jobs[y].arrival_s; });
+  return rank_weighted(p, opt, order, "fifo");
+}
+
+// SJF: the thesis' "min_X min_m steps/throughput" is not convex; as in practice it is a priority order, here by
+// remaining time on the fastest type (ties: input order), solved like FIFO.
+Allocation sjf(const Problem& p, const PolicyOptions& opt) {
+  require_steps(p, "sjf");
+  std::vector<int> order(p.num_jobs());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
+    return p.jobs[x].steps / fastest_throughput(p.jobs[x]) < p.jobs[y].steps / fastest_throughput(p.jobs[y]);
+  });
+  return rank_weighted(p, opt, order, "sjf");
+}
+
+// Makespan: min_X max_m steps_m/throughput(m,X) ⇔ max t s.t. throughput(m,X) >= steps_m·t; makespan = 1/t.
+Allocation makespan(const Problem& p, const PolicyOptions& opt) {
+  require_steps(p, "makespan");
+  AllocLp a = detail::build_alloc_lp(p, opt);
+  const int t = a.lp.add_variable(0.0, kLpInf, 1.0);
+  for (int m = 0; m < p.num_jobs(); ++m)
+    a.lp.add_constraint(detail::concat(a.tput[m], {{t, -p.jobs[m].steps}}), 0.0, kLpInf);
+  a.lp.set_maximize(true);
+  const LpSolution s1 = a.lp.solve();
+  if (!s1.ok()) throw std::runtime_error("sched: makespan LP failed");
+  const double tstar = s1.values[t];
+  const LpSolution s2 = detail::secondary_max_normalized(p, a, t, tstar, true);
+  Allocation out = solved(a, s2.ok() ? s2 : s1, "makespan");
+  out.objective = 1.0 / tstar;
+  out.objective_name = "makespan_s";
+  out.lp_solves = 2;
+  return out;
+}
+
+// Isolated throughput: 1/n of the cluster, i.e. X_iso_mj = s·W_j/ΣW with s = min(1, ΣW/Σ sf).
+std::vector<double> isolated_throughputs(const Problem& p) {
+  double workers = 0, demand = 0;
+  for (const auto& t : p.types) workers += t.count;
+  for (const auto& j : p.jobs) demand += j.scale_factor;
+  const double s = std::min(1.0, workers / demand);
+  std::vector<double> out(p.num_jobs(), 0.0);
+  for (int m = 0; m < p.num_jobs(); ++m)
+    for (int t = 0; t < p.num_types(); ++t) out[m] += p.jobs[m].throughputs[t] * s * p.types[t].count / workers;
+  return out;
+}
+
+// Finish-time fairness (Themis): ρ(m,X) = [t_m + S_m/throughput(m,X)] / [t_iso_m + S_m/throughput(m,X^iso)];
+// min_X max_m ρ. For a fixed r, ρ <= r is linear: throughput(m,X) >= S_m/(r·D_m − t_m) with D_m the
+// denominator; binary search on r (thesis: "reducible to a sequence of LPs").
+Allocation finish_time_fairness(const Problem& p, const PolicyOptions& opt) {
+  require_steps(p, "finish-time-fairness");
+  const auto iso = isolated_throughputs(p);
+  std::vector<double> D(p.num_jobs());
+  double hi = 0;
+  for (int m = 0; m < p.num_jobs(); ++m) {
+    const JobSpec& j = p.jobs[m];
+    D[m] = j.elapsed_isolated_s + j.steps / iso[m];
+    hi = std::max(hi, (j.elapsed_s + j.steps / iso[m]) / D[m]);
+  }
+  int solves = 0;
+  auto attempt = [&](double r, AllocLp& a) {
+    a = detail::build_alloc_lp(p, opt);
+    for (int m = 0; m < p.num_jobs(); ++m) {
+      const double room = r * D[m] - p.jobs[m].elapsed_s;
+      if (room <= 0) return LpSolution{LpStatus::kInfeasible, 0, {}};
+      a.lp.add_constraint(a.tput[m], p.jobs[m].steps / room, kLpInf);
+    }
+    std::vector<double> coef(p.num_jobs());
+    for (int m = 0; m < p.num_jobs(); ++m) coef[m] = 1.0 / equal_share_throughput(p.jobs[m]);
+    set_throughput_objective(a, coef);  // secondary: most normalised throughput at this ρ
+    ++solves;
+    return a.lp.solve();
+  };
+  AllocLp best;
+  LpSolution best_s = attempt(hi, best);
+  for (int i = 0; i < 60 && !best_s.ok(); ++i) best_s = attempt(hi *= 2, best);  // X^iso is not representable
+  if (!best_s.ok()) throw std::runtime_error("sched: finish-time fairness found no feasible ρ");
+  double lo = 0;
+  int it = 0;
+  for (; it < 100 && hi - lo > 1e-7 * hi; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    AllocLp a;
+    const LpSolution s = attempt(mid, a);
+    if (s.ok()) hi = mid, best = std::move(a), best_s = s;
+    else lo = mid;
+  }
+  Allocation out = solved(best, best_s, "finish-time-fairness");
+  out.objective = hi;
+  out.objective_name = "max_finish_time_fairness_rho";
+  out.lp_solves = solves;
+  out.iterations = it;
+  return out;
+}
+
+// Max total throughput (thesis §6.1), each job's throughput normalised by its equal-share throughput so that
+// jobs with different step units are comparable.
+Allocation max_throughput(const Problem& p, const PolicyOptions& opt) {
+  AllocLp a = detail::build_alloc_lp(p, opt);
+  std::vector<double> coef(p.num_jobs());
+  for (int m = 0; m < p.num_jobs(); ++m) coef[m] = 1.0 / equal_share_throughput(p.jobs[m]);
+  set_throughput_objective(a, coef);
+  const LpSolution s = a.lp.solve();
+  Allocation out = solved(a, s, "max-throughput");
+  out.objective = s.objective;
+  out.objective_name = "sum_normalized_throughput";
+  out.lp_solves = 1;
+  return out;
+}
+
+// Min cost (thesis §6.1; as Gavel implements it): max Σ_m Σ_j T_mj/(c_j·sf) · X_mj — throughput per dollar —
+// normalised per job; with SLOs, throughput(m,X) >= steps_m/SLO_m. Infeasible SLOs: solved without them and
+// reported in `note` (Gavel does the same).
+Allocation min_cost(const Problem& p, const PolicyOptions& opt, bool slo) {
+  const std::string name = slo ? "min-cost-slo" : "min-cost";
+  if (slo)
+    for (const auto& j : p.jobs)
+      if (j.slo_s != kNoSlo && j.steps <= 0)
+        throw core::InputError(fmt::format("policy {}: job '{}' has an slo_s but no \"steps\"", name, j.name));
+  auto build = [&](bool with_slo) {
+    AllocLp a = detail::build_alloc_lp(p, opt);
+    for (int m = 0; m < p.num_jobs(); ++m) {
+      const double eq = equal_share_throughput(p.jobs[m]);
+      const auto& combos = a.shape.combos;
+      for (std::size_t k = 0; k < combos.size(); ++k) {
+        auto pos = std::find(combos[k].jobs.begin(), combos[k].jobs.end(), m);
+        if (pos == combos[k].jobs.end()) continue;
+        for (std::size_t c = 0; c < a.shape.columns.size(); ++c) {
+          const int v = a.var[k][c];
+          if (v < 0) continue;
+          const double usd_h = detail::price_of(p.types[a.shape.columns[c].type], opt.price, name) * combos[k].scale_factor;
+          const double tp = combo_throughput(p, combos[k], a.shape.columns[c], m);
+          a.lp.set_objective(v, a.lp.objective_coefficient(v) + tp / eq / usd_h);
+        }
+      }
+      if (with_slo && p.jobs[m].slo_s != kNoSlo) a.lp.add_constraint(a.tput[m], p.jobs[m].steps / p.jobs[m].slo_s, kLpInf);
+    }
+    a.lp.set_maximize(true);
+    return a;
+  };
+  AllocLp a = build(slo);
+  LpSolution s = a.lp.solve();
+  std::string note;
+  int solves = 1;
+  if (slo && !s.ok()) {
+    note = "SLOs cannot all be met on this cluster; solved without them";
+    a = build(false);
+    s = a.lp.solve();
+    ++solves;
+  }
+  Allocation out = solved(a, s, name);
+  out.objective = cost_per_hour(p, out, opt.price);
+  out.objective_name = "cost_usd_per_hour";
+  out.note = note;
+  out.lp_solves = solves;
+  return out;
+}
+
+// Makespan under a budget B (thesis §6.1): min M s.t. throughput(m,X) >= steps_m/M and M·cost_rate(X) <= B;
+// binary search on M, each step an LP that minimises the cost rate.
+Allocation makespan_budget(const Problem& p, const PolicyOptions& opt) {
+  const std::string name = "makespan-budget";
+  require_steps(p, name);
+  if (!(opt.budget_usd > 0)) throw core::InputError("policy makespan-budget: needs --budget USD (> 0)");
+  // Cheapest possible total cost (every job on its cheapest-per-step type) bounds the budget from below.
+  double min_cost = 0, lo = 0;
+  for (const auto& j : p.jobs) {
+    double best = kLpInf;
+    for (int t = 0; t < p.num_types(); ++t)
+      if (j.throughputs[t] > 0 && j.scale_factor <= p.types[t].count)
+        best = std::min(best, detail::price_of(p.types[t], opt.price, name) / 3600.0 * j.scale_factor / j.throughputs[t]);
+    min_cost += best * j.steps;
+    lo = std::max(lo, j.steps / fastest_throughput(j));
+  }
+  if (opt.budget_usd < min_cost * (1 - 1e-9))
+    throw core::InputError(fmt::format("--budget: ${:.2f} is below the cheapest possible cost of these jobs, ${:.2f}",
+                                       opt.budget_usd, min_cost));
+  int solves = 0;
+  auto attempt = [&](double M, AllocLp& a) {
+    a = detail::build_alloc_lp(p, opt);
+    Terms cost;
+    for (int m = 0; m < p.num_jobs(); ++m) {
+      a.lp.add_constraint(a.tput[m], p.jobs[m].steps / M, kLpInf);
+      cost = detail::concat(std::move(cost), detail::cost_terms(p, a, m, opt.price, name));
+    }
+    cost = detail::scaled(cost, 3600.0);  // $/h keeps the row well scaled for CLP's absolute tolerances
+    a.lp.add_constraint(cost, -kLpInf, opt.budget_usd * 3600.0 / M);
+    for (const auto& [v, c] : cost) a.lp.set_objective(v, a.lp.objective_coefficient(v) + c);
+    a.lp.set_maximize(false);
+    ++solves;
+    return a.lp.solve();
+  };
+  double hi = std::max(lo, 1.0);
+  AllocLp best;
+  LpSolution best_s = attempt(hi, best);
+  for (int i = 0; i < 80 && !best_s.ok(); ++i) best_s = attempt(hi *= 2, best);
+  if (!best_s.ok()) throw core::InputError("--budget: no makespan meets this budget");
+  lo = std::min(lo, hi);
+  int it = 0;
+  for (; it < 100 && hi - lo > 1e-6 * hi; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    AllocLp a;
+    const LpSolution s = attempt(mid, a);
+    if (s.ok()) hi = mid, best = std::move(a), best_s = s;
+    else lo = mid;
+  }
+  Allocation out = solved(best, best_s, name);
+  out.objective = hi;
+  out.objective_name = "makespan_s";
+  out.lp_solves = solves;
+  out.iterations = it;
+  return out;
+}
+
+}  // namespace
+
+Policy parse_policy(const std::string& name, const std::string& flag) {
+  std::string n = core::to_lower(name);
+  Policy p;
+  const std::string suffix = "-agnostic";
+  if (n.size() > suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    p.agnostic = true;
+    n.resize(n.size() - suffix.size());
+  }
+  if (n == "las") n = "max-min-fairness";
+  for (const auto& e : kNames)
+    if (n == e.name) {
+      p.kind = e.kind;
+      return p;
+    }
+  throw core::InputError(fmt::format("{}: unknown policy '{}' (valid: {})", flag, name, core::join(policy_names())));
+}
+
+std::string policy_name(const Policy& p) {
+  for (const auto& e : kNames)
+    if (e.kind == p.kind) return std::string(e.name) + (p.agnostic ? "-agnostic" : "");
+  return "?";
+}
+
+std::vector<std::string> policy_names() {
+  std::vector<std::string> out;
+  for (const auto& e : kNames) out.emplace_back(e.name);
+  for (const auto& e : kNames) out.push_back(std::string(e.name) + "-agnostic");
+  return out;
+}
+
+namespace {
+Allocation solve_policy(const Problem& p, PolicyKind kind, const PolicyOptions& opt);
+}  // namespace
+
+Allocation allocate(const Problem& real, const Policy& policy, const PolicyOptions& opt) {
+  if (real.jobs.empty()) throw core::InputError("allocate: no jobs");
+  const Problem seen = policy.agnostic ? agnostic_view(real) : real;
+  if (policy.agnostic) return spread_over_types(seen, opt, solve_policy(seen, policy.kind, opt));
+  return solve_policy(seen, policy.kind, opt);
+}
+
+namespace {
+Allocation solve_policy(const Problem& p, PolicyKind kind, const PolicyOptions& opt) {
+  switch (kind) {
+    case PolicyKind::kMaxMinFairness: return detail::max_min_fairness(p, opt);
+    case PolicyKind::kHierarchical: return detail::hierarchical(p, opt);
+    case PolicyKind::kFinishTimeFairness: return finish_time_fairness(p, opt);
+    case PolicyKind::kMakespan: return makespan(p, opt);
+    case PolicyKind::kFifo: return fifo(p, opt);
+    case PolicyKind::kSjf: return sjf(p, opt);
+    case PolicyKind::kMaxThroughput: return max_throughput(p, opt);
+    case PolicyKind::kMinCost: return min_cost(p, opt, false);
+    case PolicyKind::kMinCostSlo: return min_cost(p, opt, true);
+    case PolicyKind::kMakespanBudget: return makespan_budget(p, opt);
+  }
+  throw std::logic_error("sched: unknown policy kind");
+}
+}  // namespace
+
+}  // namespace strata::sched

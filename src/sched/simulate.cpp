@@ -1,0 +1,263 @@
+// sched/simulate: the round-based, event-driven cluster simulator and its metrics/CSV/JSON output.
+#include "strata/sched/simulate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+
+#include "strata/sched/mechanism.hpp"
+
+namespace strata::sched {
+namespace {
+
+struct JobState {
+  double remaining = 0;
+  bool arrived = false, done = false;
+};
+
+// Isolated throughput of each job of `p`: 1/n of the cluster (see policies.cpp, finish-time fairness).
+std::vector<double> isolated(const Problem& p) {
+  double workers = 0, demand = 0;
+  for (const auto& t : p.types) workers += t.count;
+  for (const auto& j : p.jobs) demand += j.scale_factor;
+  const double s = std::min(1.0, workers / demand);
+  std::vector<double> out(p.num_jobs(), 0.0);
+  for (int m = 0; m < p.num_jobs(); ++m)
+    for (int t = 0; t < p.num_types(); ++t) out[m] += p.jobs[m].throughputs[t] * s * p.types[t].count / workers;
+  return out;
+}
+
+// The policy's view of the running jobs: remaining steps, time in the system, pairs among them.
+Problem active_problem(const Problem& trace, const std::vector<int>& active, const std::vector<JobState>& st,
+                       double now) {
+  Problem sub;
+  sub.types = trace.types;
+  sub.entities = trace.entities;
+  std::vector<int> pos(trace.num_jobs(), -1);
+  for (int i = 0; i < static_cast<int>(active.size()); ++i) {
+    const int m = active[i];
+    pos[m] = i;
+    JobSpec j = trace.jobs[m];
+    j.steps = st[m].remaining;
+    j.elapsed_s = now - j.arrival_s;
+    sub.jobs.push_back(std::move(j));
+  }
+  const auto iso = isolated(sub);
+  for (int i = 0; i < sub.num_jobs(); ++i) {
+    const double done_steps = trace.jobs[active[i]].steps - sub.jobs[i].steps;
+    sub.jobs[i].elapsed_isolated_s = iso[i] > 0 ? done_steps / iso[i] : 0.0;
+  }
+  for (const auto& ps : trace.pairs)
+    if (pos[ps.a] >= 0 && pos[ps.b] >= 0) sub.pairs.push_back(PairSpec{pos[ps.a], pos[ps.b], ps.throughputs});
+  return sub;
+}
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
+  return v[std::clamp<std::size_t>(rank, 1, v.size()) - 1];
+}
+
+SimMetrics metrics_of(const Problem& trace, const std::vector<JobResult>& jobs, const SimOptions& opt,
+                      const std::vector<int>& order, double busy_gpu_s) {
+  SimMetrics m;
+  const int n = static_cast<int>(order.size());
+  const int from = std::clamp(opt.measure_from, 0, n);
+  const int to = opt.measure_to < 0 ? n : std::clamp(opt.measure_to, from, n);
+  std::vector<double> jct, slow;
+  for (int r = from; r < to; ++r) {
+    const JobResult& j = jobs[order[r]];
+    ++m.jobs_measured;
+    if (j.completion_s < 0) continue;
+    ++m.jobs_finished;
+    jct.push_back(j.jct_s);
+    slow.push_back(j.slowdown);
+  }
+  if (!jct.empty()) {
+    m.avg_jct_s = std::accumulate(jct.begin(), jct.end(), 0.0) / jct.size();
+    m.p50_jct_s = percentile(jct, 0.5);
+    m.p90_jct_s = percentile(jct, 0.9);
+    m.p99_jct_s = percentile(jct, 0.99);
+    double s1 = 0, s2 = 0;
+    for (double s : slow) s1 += s, s2 += s * s, m.max_slowdown = std::max(m.max_slowdown, s);
+    m.avg_slowdown = s1 / slow.size();
+    m.jain_fairness = s1 * s1 / (slow.size() * s2);  // Jain et al. 1984
+  }
+  double first = 1e300, last = 0;
+  for (const auto& j : jobs) {
+    first = std::min(first, j.arrival_s);
+    if (j.completion_s >= 0) last = std::max(last, j.completion_s);
+    m.total_cost_usd += j.cost_usd;
+  }
+  m.makespan_s = last > first ? last - first : 0;
+  double gpus = 0;
+  for (const auto& t : trace.types) gpus += t.count;
+  m.utilization = m.makespan_s > 0 ? busy_gpu_s / (gpus * m.makespan_s) : 0;
+  return m;
+}
+
+}  // namespace
+
+SimResult simulate(const Problem& trace, const SimOptions& opt) {
+  const int n = trace.num_jobs();
+  std::vector<int> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int x, int y) { return trace.jobs[x].arrival_s < trace.jobs[y].arrival_s; });
+  std::vector<JobState> st(n);
+  SimResult res;
+  res.jobs.resize(n);
+  for (int m = 0; m < n; ++m) {
+    const JobSpec& j = trace.jobs[m];
+    st[m].remaining = j.steps;
+    auto& r = res.jobs[m];
+    r.name = j.name;
+    r.job_type = j.job_type;
+    r.scale_factor = j.scale_factor;
+    r.arrival_s = j.arrival_s;
+    r.steps = j.steps;
+  }
+  const PriceKind price = opt.policy_options.price;
+  int next_arrival = 0, finished = 0;
+  double now = n > 0 ? trace.jobs[order[0]].arrival_s : 0, busy_gpu_s = 0;
+  std::vector<int> active;       // trace indices, arrival order
+  bool changed = true;
+  Problem sub;
+  Allocation alloc;
+  RoundBook book;
+  struct Lease {
+    std::vector<int> jobs;  // trace job indices of the combination
+    Assignment as;
+  };
+  std::vector<Lease> leases;
+  SimMetrics& mt = res.metrics;
+  while (finished < n && now <= opt.max_sim_s) {
+    while (next_arrival < n && trace.jobs[order[next_arrival]].arrival_s <= now) {
+      const int m = order[next_arrival++];
+      st[m].arrived = true;
+      active.push_back(m);
+      changed = true;
+    }
+    if (active.empty()) {  // idle cluster: jump to the next arrival
+      now = trace.jobs[order[next_arrival]].arrival_s;
+      continue;
+    }
+    if (changed || opt.reallocate == Reallocate::kEveryRound) {
+      sub = active_problem(trace, active, st, now);
+      alloc = allocate(sub, opt.policy, opt.policy_options);
+      mt.lp_solves += alloc.lp_solves;
+      ++mt.reallocations;
+      book.reset(alloc.combos.size(), sub.types.size());
+      changed = false;
+      if (opt.progress) opt.progress(now, finished, n);
+    }
+    // Last round's leases, translated to this allocation's combination indices by job identity.
+    std::map<std::vector<int>, int> combo_of;
+    for (std::size_t k = 0; k < alloc.combos.size(); ++k) {
+      std::vector<int> jobs;
+      for (int i : alloc.combos[k].jobs) jobs.push_back(active[i]);
+      combo_of[jobs] = static_cast<int>(k);
+    }
+    std::vector<Assignment> previous;
+    for (const auto& l : leases) {
+      auto it = combo_of.find(l.jobs);
+      if (it == combo_of.end()) continue;
+      previous.push_back(l.as);
+      previous.back().combo = it->second;
+    }
+    std::vector<bool> runnable(alloc.combos.size(), true);
+    auto assignments = schedule_round(sub, alloc, book, runnable, previous);
+    leases.clear();
+    for (const auto& as : assignments) {
+      std::vector<int> jobs;
+      for (int i : alloc.combos[as.combo].jobs) jobs.push_back(active[i]);
+      leases.push_back(Lease{std::move(jobs), as});
+    }
+    record_round(book, assignments);
+    ++mt.rounds;
+    for (const auto& as : assignments) {
+      const Combo& k = alloc.combos[as.combo];
+      const WorkerType& wt = sub.types[as.type];
+      const double overhead = as.renewed ? 0.0 : opt.restart_overhead_s;
+      const double run = std::max(0.0, opt.round_s - overhead);
+      double busy = 0;
+      for (int i : k.jobs) {
+        const int m = active[i];
+        const double tp = combo_throughput(sub, k, Column{as.type, as.consolidated}, i);
+        auto& r = res.jobs[m];
+        if (r.start_s < 0) r.start_s = now;
+        double used = opt.round_s;
+        if (tp > 0 && st[m].remaining <= tp * run) {
+          used = overhead + st[m].remaining / tp;
+          st[m].remaining = 0;
+          st[m].done = true;
+          r.completion_s = now + used;
+          r.jct_s = r.completion_s - r.arrival_s;
+          r.slowdown = r.jct_s / (r.steps / fastest_throughput(trace.jobs[m]));
+          ++finished;
+          changed = true;
+        } else if (tp > 0) {
+          st[m].remaining -= tp * run;
+        }
+        busy = std::max(busy, used);
+      }
+      const double gpu_s = busy * k.scale_factor;
+      busy_gpu_s += gpu_s;
+      const double pr = price == PriceKind::kSpot ? wt.price_spot : wt.price_on_demand;
+      for (int i : k.jobs) {
+        auto& r = res.jobs[active[i]];
+        r.gpu_seconds += gpu_s / k.jobs.size();
+        if (pr > 0) r.cost_usd += pr * gpu_s / 3600.0 / k.jobs.size();
+      }
+    }
+    now += opt.round_s;
+    if (changed) {
+      std::vector<int> still;
+      for (int m : active)
+        if (!st[m].done) still.push_back(m);
+      active = std::move(still);
+    }
+  }
+  const SimMetrics counts = mt;
+  res.metrics = metrics_of(trace, res.jobs, opt, order, busy_gpu_s);
+  res.metrics.rounds = counts.rounds;
+  res.metrics.reallocations = counts.reallocations;
+  res.metrics.lp_solves = counts.lp_solves;
+  return res;
+}
+
+core::OrderedJson to_json(const SimResult& r) {
+  const SimMetrics& m = r.metrics;
+  core::OrderedJson j;
+  j["metrics"] = {{"jobs_measured", m.jobs_measured},   {"jobs_finished", m.jobs_finished},
+                  {"avg_jct_s", m.avg_jct_s},           {"p50_jct_s", m.p50_jct_s},
+                  {"p90_jct_s", m.p90_jct_s},           {"p99_jct_s", m.p99_jct_s},
+                  {"makespan_s", m.makespan_s},         {"total_cost_usd", m.total_cost_usd},
+                  {"utilization", m.utilization},       {"avg_slowdown", m.avg_slowdown},
+                  {"max_slowdown", m.max_slowdown},     {"jain_fairness", m.jain_fairness},
+                  {"rounds", m.rounds},                 {"reallocations", m.reallocations},
+                  {"lp_solves", m.lp_solves}};
+  core::OrderedJson jobs = core::OrderedJson::array();
+  for (const auto& x : r.jobs)
+    jobs.push_back({{"name", x.name},         {"type", x.job_type},           {"scale_factor", x.scale_factor},
+                    {"arrival_s", x.arrival_s}, {"start_s", x.start_s},       {"completion_s", x.completion_s},
+                    {"jct_s", x.jct_s},         {"gpu_seconds", x.gpu_seconds}, {"cost_usd", x.cost_usd},
+                    {"slowdown", x.slowdown}});
+  j["jobs"] = std::move(jobs);
+  return j;
+}
+
+std::string jobs_csv(const SimResult& r) {
+  std::string out = "name,job_type,scale_factor,arrival_s,start_s,completion_s,jct_s,gpu_seconds,cost_usd,slowdown\n";
+  for (const auto& x : r.jobs)
+    out += fmt::format("{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.6f},{:.6f}\n", x.name, x.job_type,
+                       x.scale_factor, x.arrival_s, x.start_s, x.completion_s, x.jct_s, x.gpu_seconds, x.cost_usd,
+                       x.slowdown);
+  return out;
+}
+
+}  // namespace strata::sched

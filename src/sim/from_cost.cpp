@@ -1,0 +1,246 @@
+// sim/from_cost: cost model → simulator inputs (see from_cost.hpp).
+#include "strata/sim/from_cost.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "strata/cost/comm.hpp"
+#include "strata/cost/constants.hpp"
+#include "strata/cost/stage.hpp"
+
+namespace strata::sim {
+namespace {
+
+using cost::Schedule;
+
+// The layers whose recompute mode follows recompute_layers: the same classification as cost/estimate.cpp.
+bool is_block(model::LayerKind k) {
+  return k == model::LayerKind::transformer || k == model::LayerKind::encoder || k == model::LayerKind::decoder ||
+         k == model::LayerKind::conv || k == model::LayerKind::generic;
+}
+
+// Link resources: per device an intra-node transmit and receive port, per NIC a transmit and receive port.
+struct Links {
+  std::vector<int> intra_tx, intra_rx, nic_tx, nic_rx;
+};
+
+Links make_links(const hw::Cluster& c, PipelineInput& in) {
+  Links l;
+  auto add = [&](double bw, std::string name) {
+    in.resource_bw.push_back(bw);
+    in.resource_names.push_back(std::move(name));
+    return static_cast<int>(in.resource_bw.size()) - 1;
+  };
+  for (const auto& d : c.devices) {
+    const double bw = c.nodes[d.node].intra.bw_bytes_per_s;
+    l.intra_tx.push_back(add(bw > 0 ? bw : 1.0, "gpu" + std::to_string(d.id) + ".intra.tx"));
+    l.intra_rx.push_back(add(bw > 0 ? bw : 1.0, "gpu" + std::to_string(d.id) + ".intra.rx"));
+  }
+  const int nics = hw::num_nics(c);
+  l.nic_tx.assign(nics, -1);
+  l.nic_rx.assign(nics, -1);
+  for (const auto& d : c.devices) {
+    const int n = hw::nic_of(c, d.id);
+    if (n < 0 || n >= nics || l.nic_tx[n] >= 0) continue;
+    const double bw = c.nodes[d.node].nic.bw_bytes_per_s;
+    l.nic_tx[n] = add(bw > 0 ? bw : 1.0, "nic" + std::to_string(n) + ".tx");
+    l.nic_rx[n] = add(bw > 0 ? bw : 1.0, "nic" + std::to_string(n) + ".rx");
+  }
+  return l;
+}
+
+// Ports used by a message from device a to device b.
+void hop(const hw::Cluster& c, const Links& l, int a, int b, std::vector<int>& out) {
+  if (a == b) return;
+  if (c.devices[a].node == c.devices[b].node) {
+    out.push_back(l.intra_tx[a]);
+    out.push_back(l.intra_rx[b]);
+  } else {
+    const int na = hw::nic_of(c, a), nb = hw::nic_of(c, b);
+    if (na >= 0 && l.nic_tx[na] >= 0) out.push_back(l.nic_tx[na]);
+    if (nb >= 0 && l.nic_rx[nb] >= 0) out.push_back(l.nic_rx[nb]);
+  }
+}
+
+// A ring over the group in rank order (NCCL ring; hierarchical variants cross the same ports).
+std::vector<int> ring_ports(const hw::Cluster& c, const Links& l, const std::vector<int>& group) {
+  std::vector<int> out;
+  const std::size_t n = group.size();
+  if (n > 1)
+    for (std::size_t i = 0; i < n; ++i) hop(c, l, group[i], group[(i + 1) % n], out);
+  return out;
+}
+
+Flow collective_flow(cost::Collective kind, const hw::Cluster& c, const Links& l, const std::vector<int>& group,
+                     double bytes, const cost::CommOptions& co) {
+  Flow f;
+  if (group.size() <= 1 || bytes <= 0) return f;
+  // Alone on idle links (concurrent_groups_per_nic = 1): the simulator shares the ports itself.
+  f.time_s = cost::collective_time(kind, c, group, bytes, co);
+  f.latency_s = cost::collective_time(kind, c, group, 0.0, co);
+  f.resources = ring_ports(c, l, group);
+  return f;
+}
+
+// One direction of the pipeline p2p between two workers (tp ranks pairwise): cost::p2p_time counts the
+// activation and its gradient (2 messages), so one direction is half of it, on a dp = 1 view of the strategy
+// (this worker's ranks only; the other dp replicas' sends are separate flows that share the ports).
+Flow p2p_flow(const hw::Cluster& c, const Links& l, const cost::Strategy& s1, const std::vector<int>& from,
+              const std::vector<int>& to, double bytes, const cost::CostOptions& copt) {
+  Flow f;
+  if (bytes <= 0) return f;
+  f.time_s = 0.5 * cost::p2p_time(c, s1, from, to, bytes, copt);
+  f.latency_s = 0.5 * cost::p2p_time(c, s1, from, to, 1.0, copt);
+  for (std::size_t j = 0; j < from.size(); ++j) hop(c, l, from[j], to[j], f.resources);
+  return f;
+}
+
+}  // namespace
+
+int default_iterations(Schedule s) { return (s == Schedule::pipedream || s == Schedule::two_bw) ? 4 : 1; }
+
+PipelineInput pipeline_from_cost(const model::Model& m, const hw::Cluster& c, const cost::Strategy& s,
+                                 const CostSimOptions& opt) {
+  const cost::CostConstants& k = opt.cost.constants ? *opt.cost.constants : cost::builtin_constants();
+  const int p = s.pp, v = s.virtual_stages, dp = s.dp, tp = s.tp, chunks = p * v;
+  PipelineInput in;
+  in.schedule = s.schedule;
+  in.p = p;
+  in.v = v;
+  in.dp = dp;
+  in.m = s.num_micro_batches();
+  in.iterations = opt.iterations > 0 ? opt.iterations : default_iterations(s.schedule);
+  in.zero_stage = s.zero_stage;
+  in.overlap_slowdown = opt.overlap_slowdown >= 1.0 ? opt.overlap_slowdown : k.overlap_slowdown;
+  const Links links = make_links(c, in);
+  const auto bounds = cost::chunk_boundaries(s);
+  // A dp = 1 view of the strategy: each worker's own tp group for compute / TP / p2p times.
+  cost::Strategy s1 = s;
+  s1.dp = 1;
+  s1.global_batch = s.micro_batch * s.num_micro_batches();
+  s1.zero_stage = 0;
+  cost::CommOptions co;
+  co.constants = &k;
+
+  auto worker_devices = [&](int r, int d) {
+    std::vector<int> out;
+    for (int j = 0; j < tp; ++j) out.push_back(s.device(r, d, j));
+    return out;
+  };
+  in.workers.resize(static_cast<std::size_t>(p) * dp);
+  in.sync.resize(p);
+  std::vector<std::vector<double>> chunk_out_bytes(p, std::vector<double>(v, 0.0));
+  for (int r = 0; r < p; ++r) {
+    std::vector<int> stage_devs;
+    for (int d = 0; d < dp; ++d)
+      for (int j = 0; j < tp; ++j) stage_devs.push_back(s.device(r, d, j));
+    const cost::StageContext sctx = cost::make_stage_context(m, c, s, stage_devs, opt.cost);
+    // Memory and parameters: the stage's context (ZeRO sharding over dp), per chunk.
+    cost::StageSums sums;
+    std::vector<double> act(v, 0.0), recompute_bytes(v, 0.0), params(v, 0.0);
+    std::vector<model::Recompute> modes;  // per layer of the stage in chunk order
+    int block_index = 0;
+    for (int c_local = 0; c_local < v; ++c_local) {
+      const int g = c_local * p + r;
+      for (int li = bounds[g]; li < bounds[g + 1]; ++li) {
+        const auto& layer = m.layers[li];
+        const auto mode = is_block(layer.kind) ? cost::layer_recompute_mode(s, r, block_index++) : s.recompute;
+        modes.push_back(mode);
+        const auto lc = cost::layer_stage_cost(m, layer, sctx, mode);
+        sums.add(lc, layer.kind == model::LayerKind::embedding || layer.kind == model::LayerKind::patch_embedding);
+        act[c_local] += lc.activation_bytes;
+        params[c_local] += lc.params_per_device;
+        chunk_out_bytes[r][c_local] = lc.output_bytes;
+        if (mode != model::Recompute::none) {
+          // Recompute re-materialises one layer's dropped activations at a time during the backward.
+          const auto full = cost::layer_stage_cost(m, layer, sctx, model::Recompute::none);
+          recompute_bytes[c_local] = std::max(recompute_bytes[c_local], full.activation_bytes - lc.activation_bytes);
+        }
+      }
+    }
+    const cost::MemoryBreakdown mb = cost::stage_memory(sctx, r, sums);
+    const int versions = cost::weight_versions(s.schedule, p, r);
+    const double one_version = mb.weights_bytes / std::max(1, versions);
+    const double optimizer_s = cost::optimizer_step_time(sctx, sums.params_per_device);
+    // Compute and TP per worker, on its own GPUs (heterogeneous replicas take their own durations).
+    for (int d = 0; d < dp; ++d) {
+      WorkerInput& w = in.workers[r * dp + d];
+      w.devices = worker_devices(r, d);
+      const cost::StageContext wctx = cost::make_stage_context(m, c, s1, w.devices, opt.cost);
+      w.chunks.resize(v);
+      std::size_t layer_index = 0;
+      for (int c_local = 0; c_local < v; ++c_local) {
+        const int g = c_local * p + r;
+        ChunkWork& cw = w.chunks[c_local];
+        for (int li = bounds[g]; li < bounds[g + 1]; ++li, ++layer_index) {
+          const auto lc = cost::layer_stage_cost(m, m.layers[li], wctx, modes[layer_index]);
+          cw.fwd_s += lc.fwd_compute_s;
+          cw.bwd_s += lc.bwd_compute_s - lc.recompute_s;
+          cw.recompute_s += lc.recompute_s;
+          cw.tp_fwd_s += lc.tp_comm_fwd_s;
+          cw.tp_bwd_s += lc.tp_comm_bwd_s;
+        }
+        cw.act_bytes = act[c_local];
+        cw.recompute_bytes = cw.recompute_s > 0 ? recompute_bytes[c_local] : 0.0;
+      }
+      w.weight_bytes = one_version;
+      w.static_bytes = one_version + mb.gradients_bytes + mb.optimizer_bytes + mb.buffers_bytes + mb.workspace_bytes;
+      w.optimizer_s = optimizer_s;
+    }
+    // Data-parallel traffic per chunk and tp rank.
+    StageSync& ss = in.sync[r];
+    ss.grad_buckets.assign(v, {});
+    ss.param_gather.assign(v, {});
+    ss.zero3_gather.assign(v, {});
+    if (dp > 1) {
+      for (int c_local = 0; c_local < v; ++c_local) {
+        const double bytes = params[c_local] * k.grad_comm_bytes_per_param;
+        if (bytes <= 0) continue;
+        const int buckets = std::clamp(static_cast<int>(std::ceil(bytes / std::max(1.0, opt.bucket_bytes))), 1, 16);
+        ss.grad_buckets[c_local].assign(buckets, {});
+        for (int j = 0; j < tp; ++j) {
+          std::vector<int> group;
+          for (int d = 0; d < dp; ++d) group.push_back(s.device(r, d, j));
+          const auto reduce = s.zero_stage == 0 ? cost::Collective::allreduce : cost::Collective::reduce_scatter;
+          const Flow bucket = collective_flow(reduce, c, links, group, bytes / buckets, co);
+          for (auto& b : ss.grad_buckets[c_local]) b.push_back(bucket);
+          const Flow gather = collective_flow(cost::Collective::allgather, c, links, group, bytes, co);
+          if (s.zero_stage == 1 || s.zero_stage == 2) ss.param_gather[c_local].push_back(gather);
+          if (s.zero_stage == 3) ss.zero3_gather[c_local].push_back(gather);
+        }
+      }
+    }
+  }
+  // Pipeline p2p between consecutive chunks' workers (same dp rank).
+  for (int r = 0; r < p; ++r) {
+    for (int d = 0; d < dp; ++d) {
+      WorkerInput& w = in.workers[r * dp + d];
+      for (int c_local = 0; c_local < v; ++c_local) {
+        const int g = c_local * p + r;
+        const double bytes = chunk_out_bytes[r][c_local];
+        if (g + 1 < chunks) {
+          const int rn = (g + 1) % p;
+          w.chunks[c_local].send_next = p2p_flow(c, links, s1, w.devices, in.workers[rn * dp + d].devices, bytes,
+                                                 opt.cost);
+        }
+        if (g > 0) {
+          const int rp = (g - 1) % p, cp = (g - 1) / p;
+          w.chunks[c_local].send_prev = p2p_flow(c, links, s1, w.devices, in.workers[rp * dp + d].devices,
+                                                 chunk_out_bytes[rp][cp], opt.cost);
+        }
+      }
+    }
+  }
+  return in;
+}
+
+Simulation simulate(const model::Model& m, const hw::Cluster& c, const cost::Strategy& s, const CostSimOptions& opt,
+                    const SimOptions& sim_opt) {
+  Simulation out;
+  out.input = pipeline_from_cost(m, c, s, opt);
+  out.result = simulate_pipeline(out.input, sim_opt);
+  out.estimate = cost::estimate(m, c, s, opt.cost);
+  return out;
+}
+
+}  // namespace strata::sim

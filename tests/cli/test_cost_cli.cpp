@@ -1,0 +1,73 @@
+// End-to-end tests of `strata estimate` and `strata validate`: JSON keys, exit code 2 with a one-line error
+// naming the rule, the plan-file round trip.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <sys/wait.h>
+
+namespace {
+struct Result {
+  int code = -1;
+  std::string out;
+};
+Result run_strata(const std::string& args) {
+  Result r;
+  const std::string cmd = std::string(STRATA_BIN) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buf{};
+  while (fgets(buf.data(), buf.size(), pipe)) r.out += buf.data();
+  const int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+}  // namespace
+
+TEST(CostCli, EstimateJsonHasTheDocumentedKeys) {
+  const auto r = run_strata("estimate --model gpt3-175b --cluster dgx-a100:8 --json "
+                            "--strategy \"tp=8,pp=8,mbs=1,gbs=64,v=3,recompute=selective,sp=on\"");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* k : {"iteration_time_s", "samples_per_s", "tokens_per_s", "tflops_per_gpu", "mfu", "fits",
+                        "peak_memory_bytes", "stages"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  ASSERT_EQ(j["stages"].size(), 8u);
+  for (const char* k : {"time_s", "compute_s", "tp_comm_s", "p2p_s", "dp_comm_s", "memory_bytes", "devices"})
+    EXPECT_TRUE(j["stages"][0].contains(k)) << k;
+  EXPECT_TRUE(j["fits"].get<bool>());
+}
+
+TEST(CostCli, ImpossibleStrategyExitsTwoNamingTheRule) {
+  const auto r = run_strata("estimate --model gpt3-175b --cluster dgx-a100:8 --strategy \"tp=8,pp=3,gbs=64\"");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("dp·tp·pp = devices"), std::string::npos) << r.out;
+}
+
+TEST(CostCli, StrategyFileAndPlanFileRoundTrip) {
+  const auto first = run_strata("estimate --model small-gpt --cluster dgx-a100:1 --json --strategy \"dp=2,tp=2,pp=2,gbs=16\"");
+  ASSERT_EQ(first.code, 0) << first.out;
+  const auto j = nlohmann::json::parse(first.out);
+  const std::string path = ::testing::TempDir() + "/strata_cost_cli_plan.json";
+  {
+    std::ofstream f(path);
+    f << nlohmann::json{{"best", {{"strategy", j["strategy"]}, {"estimate", {}}}}}.dump();
+  }
+  const auto second = run_strata("estimate --model small-gpt --cluster dgx-a100:1 --json --strategy-file " + path);
+  ASSERT_EQ(second.code, 0) << second.out;
+  EXPECT_EQ(nlohmann::json::parse(second.out)["iteration_time_s"], j["iteration_time_s"]);
+  std::remove(path.c_str());
+}
+
+TEST(CostCli, ValidateJsonMeetsTargets) {
+  const auto r = run_strata("validate --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_LE(j["time_mean_abs_pct"].get<double>(), 8.0);
+  EXPECT_LE(j["time_max_abs_pct"].get<double>(), 15.0);
+  EXPECT_LE(j["memory_mean_abs_pct"].get<double>(), 10.0);
+  EXPECT_GE(j["rows"].size(), 24u);
+}

@@ -1,0 +1,98 @@
+// tests/exec/test_exec_cli: `strata run` and `strata profile` end to end through the binary — the JSON record,
+// user errors (exit 2, one line), and a profile + cluster file that the cost model and hw loaders accept.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sys/wait.h>
+
+#include "strata/core/json.hpp"
+#include "strata/cost/profile.hpp"
+#include "strata/hw/cluster.hpp"
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out;
+};
+
+Result run(const std::string& args) {
+  const std::string cmd = std::string(STRATA_BIN) + " " + args + " 2>&1";
+  Result r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  while (p && std::fgets(buf.data(), buf.size(), p)) r.out += buf.data();
+  const int st = p ? ::pclose(p) : -1;
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+std::string tmp(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("strata-exec-cli-" + std::to_string(::getpid()) + "-" + name)).string();
+}
+
+TEST(ExecCli, RunWritesARecord) {
+  const auto json = tmp("run.json");
+  const auto r = run("run --model tiny-gpt --strategy dp=2,tp=1,pp=1,mbs=1,gbs=4 --steps 3 --quiet --json " + json);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("iteration time"), std::string::npos) << r.out;
+  const auto j = strata::core::load_json_file(json);
+  EXPECT_EQ(j["world_size"], 2);
+  EXPECT_EQ(j["losses"].size(), 3u);
+  EXPECT_GT(j["iteration_time_s"].get<double>(), 0.0);
+  EXPECT_EQ(j["ranks"].size(), 2u);
+  EXPECT_GT(j["ranks"][0]["peak_rss_bytes"].get<double>(), 1e6);
+  EXPECT_EQ(j["plan"]["strategy"]["dp"], 2);
+  std::filesystem::remove(json);
+}
+
+TEST(ExecCli, WorldSizeCompletesThePartialStrategy) {
+  const auto r = run("run --model tiny-gpt --strategy tp=2,gbs=4 --world-size 2 --steps 1 --quiet --json -");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
+  EXPECT_EQ(j["plan"]["strategy"]["tp"], 2);
+  EXPECT_EQ(j["plan"]["strategy"]["dp"], 1);
+}
+
+TEST(ExecCli, UserErrorsExitTwoWithOneLine) {
+  auto r = run("run --model resnet50 --strategy dp=1,tp=1,pp=1,gbs=2 --steps 1");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("GPT-style"), std::string::npos) << r.out;
+  r = run("run --model tiny-gpt --strategy dp=1,tp=3,pp=1,gbs=2 --steps 1");
+  EXPECT_EQ(r.code, 2) << r.out;
+  r = run("run --model tiny-gpt --steps 1");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--plan"), std::string::npos) << r.out;
+  r = run("run --model tiny-gpt --strategy dp=1,tp=1,pp=1,gbs=2 --resume /nonexistent-dir --steps 1 --quiet");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("nonexistent-dir"), std::string::npos) << r.out;
+}
+
+TEST(ExecCli, ProfileWritesFilesTheCostModelReads) {
+  const auto prof = tmp("profile.json"), cluster = tmp("cluster.json");
+  const auto r = run("profile --model tiny-gpt --tp 1,2 --mbs 1,2 --max-group 3 --repeats 1 --out " + prof +
+                     " --cluster-out " + cluster);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto p = strata::cost::load_profile_file(prof);
+  EXPECT_EQ(p.device, "cpu");
+  EXPECT_EQ(p.layers.size(), 3u * 2u * 2u);  // embedding, transformer, lm_head × tp × mbs
+  for (const auto& l : p.layers) EXPECT_GT(l.fwd_s, 0.0);
+  int p2p = 0, groups3 = 0;
+  for (const auto& c : p.collectives) {
+    p2p += c.op == strata::cost::Collective::p2p;
+    groups3 += c.group_size == 3;
+  }
+  EXPECT_GT(p2p, 0);
+  EXPECT_GT(groups3, 0);
+  EXPECT_TRUE(strata::cost::profile_layer_times(p, strata::model::LayerKind::transformer, 64, 32, 2, 2).has_value());
+  const auto c = strata::hw::load_cluster_file(cluster, strata::hw::builtin_catalog());
+  EXPECT_EQ(c.num_devices(), 3);
+  EXPECT_EQ(c.gpu_of(0).name, "cpu-local");
+  std::filesystem::remove(prof);
+  std::filesystem::remove(cluster);
+}
+
+}  // namespace
