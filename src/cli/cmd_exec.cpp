@@ -37,12 +37,13 @@ struct ProfileArgs {
   double timeout_s = 60;
 };
 
+#ifndef STRATA_WITH_EXEC
 [[noreturn]] void no_executor(const char* cmd) {
   fmt::print(stderr, "strata {}: this build has no executor (configured with -DSTRATA_WITH_EXEC=OFF; libtorch and "
                      "gloo are needed: scripts/setup installs them)\n", cmd);
   std::exit(core::kInputErrorExitCode);
 }
-
+#else
 void write_text(const std::string& path, const std::string& text, const std::string& flag) {
   if (path == "-") {
     fmt::print("{}", text);
@@ -53,7 +54,6 @@ void write_text(const std::string& path, const std::string& text, const std::str
   if (!f) throw core::InputError(fmt::format("{} {}: cannot write the file", flag, path));
 }
 
-#ifdef STRATA_WITH_EXEC
 std::vector<std::int64_t> int_list(const std::string& text, const std::string& flag) {
   std::vector<std::int64_t> out;
   std::size_t start = 0;

@@ -43,6 +43,9 @@ Json parse_json_text(std::string_view text, const std::string& origin) {
   } catch (const Json::parse_error& e) {
     const auto [line, col] = line_column(text, e.byte);
     throw InputError(fmt::format("{}:{}:{}: malformed JSON: {}", origin, line, col, strip_nlohmann_prefix(e.what())));
+  } catch (const Json::out_of_range& e) {
+    // A number literal too large for a double (nlohmann error 406) is thrown as out_of_range, without a position.
+    throw InputError(fmt::format("{}: malformed JSON: {}", origin, e.what()));
   }
 }
 

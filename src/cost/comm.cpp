@@ -77,7 +77,6 @@ double broadcast_closed(int n, double bytes, double bw, double lat) {
 
 // ---- group bandwidth -------------------------------------------------------------------------------------------
 GroupBandwidth group_bandwidth(const hw::Cluster& c, std::span<const int> group, const CommOptions& o) {
-  const auto& k = consts(o);
   GroupBandwidth g;
   g.intra_bw_bytes_per_s = kInf;
   g.inter_bw_bytes_per_s = kInf;

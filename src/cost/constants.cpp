@@ -44,6 +44,8 @@ CostConstants constants_from_json(const nlohmann::json& j, const std::string& or
   c.optimizer_traffic_bytes_per_param = value_of(cj, "optimizer_traffic_bytes_per_param", w, 0.0, 1024.0);
   c.workspace_bytes = value_of(cj, "workspace_bytes", w, 0.0, 1e12);
   c.fragmentation_fraction = value_of(cj, "fragmentation_fraction", w, 0.0, 1.0);
+  c.dp_bucket_bytes = value_of(cj, "dp_bucket_bytes", w, 1.0, 1e12);
+  c.dp_max_buckets = value_of(cj, "dp_max_buckets", w, 1.0, 1e6);
   c.provenance = core::get_string(j, "provenance", root);
   return c;
 }
@@ -72,6 +74,8 @@ nlohmann::ordered_json to_json(const CostConstants& c) {
   j["optimizer_traffic_bytes_per_param"] = c.optimizer_traffic_bytes_per_param;
   j["workspace_bytes"] = c.workspace_bytes;
   j["fragmentation_fraction"] = c.fragmentation_fraction;
+  j["dp_bucket_bytes"] = c.dp_bucket_bytes;
+  j["dp_max_buckets"] = c.dp_max_buckets;
   j["provenance"] = c.provenance;
   return j;
 }

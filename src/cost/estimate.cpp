@@ -15,33 +15,38 @@
 namespace strata::cost {
 namespace {
 
-bool is_block(model::LayerKind k) {
-  return k == model::LayerKind::transformer || k == model::LayerKind::encoder || k == model::LayerKind::decoder ||
-         k == model::LayerKind::conv || k == model::LayerKind::generic;
-}
-
 // Two layers with the same shape cost the same (names may differ): lets estimate() cost each distinct layer of a
 // stage once (a 128-block model has 3 distinct layers).
 bool same_shape(const model::LayerSpec& a, const model::LayerSpec& b) {
-  const auto& ca = a.conv;
-  const auto& cb = b.conv;
-  const auto& ga = a.generic;
-  const auto& gb = b.generic;
-  return a.kind == b.kind && a.hidden == b.hidden && a.heads == b.heads && a.kv_heads == b.kv_heads &&
-         a.ffn == b.ffn && a.vocab == b.vocab && a.seq == b.seq && a.encoder_seq == b.encoder_seq &&
-         a.activation == b.activation && a.norm == b.norm && a.tied_embeddings == b.tied_embeddings &&
-         a.learned_positions == b.learned_positions && a.bias == b.bias && a.experts == b.experts &&
-         a.top_k == b.top_k && a.patch == b.patch && a.channels == b.channels &&
-         a.attention_window == b.attention_window && a.dropout == b.dropout && a.pooled == b.pooled &&
-         a.cls_token == b.cls_token && a.pre_norm == b.pre_norm && ca.in_channels == cb.in_channels &&
-         ca.out_channels == cb.out_channels && ca.kernel == cb.kernel && ca.height == cb.height &&
-         ca.width == cb.width && ca.convs == cb.convs && ca.out_height == cb.out_height &&
-         ca.out_width == cb.out_width && ca.mid_channels == cb.mid_channels && ca.stride == cb.stride &&
-         ca.bottleneck == cb.bottleneck && ca.batch_norm == cb.batch_norm && ga.params == gb.params &&
-         ga.fwd_flops_per_sample == gb.fwd_flops_per_sample && ga.bwd_flops_per_sample == gb.bwd_flops_per_sample &&
-         ga.activation_bytes_per_sample == gb.activation_bytes_per_sample &&
-         ga.input_bytes_per_sample == gb.input_bytes_per_sample &&
-         ga.output_bytes_per_sample == gb.output_bytes_per_sample;
+  const bool common =
+      a.kind == b.kind && a.hidden == b.hidden && a.heads == b.heads && a.kv_heads == b.kv_heads && a.ffn == b.ffn &&
+      a.vocab == b.vocab && a.seq == b.seq && a.encoder_seq == b.encoder_seq && a.activation == b.activation &&
+      a.norm == b.norm && a.tied_embeddings == b.tied_embeddings && a.learned_positions == b.learned_positions &&
+      a.bias == b.bias && a.experts == b.experts && a.top_k == b.top_k && a.patch == b.patch &&
+      a.channels == b.channels && a.attention_window == b.attention_window && a.dropout == b.dropout &&
+      a.pooled == b.pooled && a.cls_token == b.cls_token && a.pre_norm == b.pre_norm;
+  if (!common) return false;
+  // model::layer_cost reads the conv shape only for conv / patch-embedding layers and the generic numbers only for
+  // generic layers: skip them for the rest (a 128-block transformer compares 128 times per estimate).
+  if (a.kind == model::LayerKind::conv || a.kind == model::LayerKind::patch_embedding) {
+    const auto& ca = a.conv;
+    const auto& cb = b.conv;
+    if (!(ca.in_channels == cb.in_channels && ca.out_channels == cb.out_channels && ca.kernel == cb.kernel &&
+          ca.height == cb.height && ca.width == cb.width && ca.convs == cb.convs && ca.out_height == cb.out_height &&
+          ca.out_width == cb.out_width && ca.mid_channels == cb.mid_channels && ca.stride == cb.stride &&
+          ca.bottleneck == cb.bottleneck && ca.batch_norm == cb.batch_norm))
+      return false;
+  }
+  if (a.kind == model::LayerKind::generic) {
+    const auto& ga = a.generic;
+    const auto& gb = b.generic;
+    return ga.params == gb.params && ga.fwd_flops_per_sample == gb.fwd_flops_per_sample &&
+           ga.bwd_flops_per_sample == gb.bwd_flops_per_sample &&
+           ga.activation_bytes_per_sample == gb.activation_bytes_per_sample &&
+           ga.input_bytes_per_sample == gb.input_bytes_per_sample &&
+           ga.output_bytes_per_sample == gb.output_bytes_per_sample;
+  }
+  return true;
 }
 
 // Per-stage memo of distinct layers (linear scan: a stage has a handful of distinct shapes).
@@ -52,10 +57,18 @@ struct LayerMemo {
     LayerStageCost cost;
   };
   std::vector<Entry> entries;
+  std::size_t last = 0;  // index of the entry returned last
   const LayerStageCost& get(const model::Model& m, const model::LayerSpec& l, const StageContext& ctx,
                             model::Recompute mode) {
-    for (const auto& e : entries)
-      if (e.mode == mode && (e.layer == &l || same_shape(*e.layer, l))) return e.cost;
+    // The previous layer's entry first: consecutive layers of a stage are mostly identical blocks.
+    if (last < entries.size() && entries[last].mode == mode && same_shape(*entries[last].layer, l))
+      return entries[last].cost;
+    for (std::size_t i = 0; i < entries.size(); ++i)
+      if (i != last && entries[i].mode == mode && (entries[i].layer == &l || same_shape(*entries[i].layer, l))) {
+        last = i;
+        return entries[i].cost;
+      }
+    last = entries.size();
     entries.push_back({&l, mode, layer_stage_cost(m, l, ctx, mode)});
     return entries.back().cost;
   }
@@ -113,13 +126,18 @@ Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s
 
   Estimate est;
   est.stages.resize(p);
-  std::vector<StageContext> ctxs(p);
-  std::vector<double> t(p, 0.0), e(p > 1 ? p - 1 : 0, 0.0);
+  // Contexts of distinct stage topologies; a twin stage points at its twin's (only the numbers are read here,
+  // so no copy per stage).
+  std::vector<StageContext> built;
+  built.reserve(p);
+  std::vector<int> ctx_of(p, -1);
+  std::vector<double> t(p, 0.0), e(p > 1 ? p - 1 : 0, 0.0), sync(p, 0.0);
   std::vector<int> devs;
   std::vector<double> first_chunk_output(p, 0.0);
   std::vector<LayerMemo> memos;
   memos.reserve(p);
   std::vector<int> memo_of(p, -1);
+  std::vector<int> memo_owner;  // the first stage of each memo
   std::vector<int> distinct;  // stages whose context was built (not copied)
   for (int st = 0; st < p; ++st) {
     devs.clear();
@@ -132,28 +150,35 @@ Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s
         break;
       }
     if (twin >= 0) {
-      ctxs[st] = ctxs[twin];
-      ctxs[st].devices = devs;
+      ctx_of[st] = ctx_of[twin];
     } else {
-      ctxs[st] = make_stage_context(m, c, s, devs, opt);
+      ctx_of[st] = static_cast<int>(built.size());
+      built.push_back(make_stage_context(m, c, s, devs, opt));
       distinct.push_back(st);
     }
-    const StageContext& ctx = ctxs[st];
+    const StageContext& ctx = built[ctx_of[st]];
     StageEstimate& se = est.stages[st];
     se.devices = devs;
     se.gpu = gpu_name_of(c, ctx);
     StageSums sums;
-    int memo_index = -1;
-    for (int prev = 0; prev < st && memo_index < 0; ++prev)
-      if (same_numbers(ctxs[prev], ctx)) memo_index = memo_of[prev];
+    // Stages copied from a twin share its memo; otherwise compare with one owner stage per memo (O(memos)).
+    int memo_index = twin >= 0 ? memo_of[twin] : -1;
+    for (std::size_t k = 0; k < memo_owner.size() && memo_index < 0; ++k)
+      if (same_numbers(built[ctx_of[memo_owner[k]]], ctx)) memo_index = static_cast<int>(k);
     if (memo_index < 0) {
       memo_index = static_cast<int>(memos.size());
       memos.emplace_back();
+      memo_owner.push_back(st);
     }
     memo_of[st] = memo_index;
     LayerMemo& memo = memos[memo_index];
     int block_index = 0;
     double compute = 0, tp_comm = 0, last_bwd = 0;
+    {
+      std::size_t held = 0;
+      for (int ch = st; ch < chunks; ch += p) held += static_cast<std::size_t>(bounds[ch + 1] - bounds[ch]);
+      se.layers.reserve(held);
+    }
     for (int ch = st; ch < chunks; ch += p) {
       for (int li = bounds[ch]; li < bounds[ch + 1]; ++li) {
         const auto& layer = m.layers[li];
@@ -205,10 +230,9 @@ Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s
     }
     est.stages[st].p2p_s = e[st];
   }
-  const double pipe = pipeline_iteration_time(s.schedule, micro, v, t, e);
-  double tail = 0;
-  for (const auto& se : est.stages) tail = std::max(tail, se.dp_comm_s + se.optimizer_s);
-  est.iteration_time_s = pipe + tail;
+  const double pipe = pipeline_time(s.schedule, micro, v, t, e);
+  for (int st = 0; st < p; ++st) sync[st] = est.stages[st].dp_comm_s + est.stages[st].optimizer_s;
+  est.iteration_time_s = iteration_time(s.schedule, micro, v, t, e, sync);
   for (auto& se : est.stages) se.bubble_s = std::max(0.0, pipe - static_cast<double>(micro) * se.time_s);
 
   // Throughput and FLOPs.

@@ -4,6 +4,7 @@
 #include "strata/cost/stage.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 
@@ -35,20 +36,59 @@ AlphaBeta fit_linear(Collective kind, int n, const GroupBandwidth& g, const Prof
   return {t0, (t1 - t0) / kProbeBytes};
 }
 
-// The α–β of `kinds` on one group, with the NIC sharing of the stage's other groups running at the same time
-// (stage devices per NIC over group members per NIC).
-void group_alpha_beta(const hw::Cluster& c, std::span<const int> group, int stage_devices_per_nic, CommOptions co,
-                      const Profile* profile, Collective k1, AlphaBeta& out1, Collective k2, AlphaBeta& out2) {
-  if (group.size() <= 1) return;
-  const auto links = hw::group_links(c, group);
-  co.concurrent_groups_per_nic =
-      links.intra_node ? 1
-                       : std::max(1, (stage_devices_per_nic + links.max_devices_per_nic - 1) /
-                                         std::max(1, links.max_devices_per_nic));
-  const int n = static_cast<int>(group.size());
-  const auto g = group_bandwidth(links, n, co);
-  out1 = worst(out1, fit_linear(k1, n, g, profile));
-  out2 = worst(out2, fit_linear(k2, n, g, profile));
+// Devices of multi-node groups leaving through each NIC (NIC id, count): a short list, linear search.
+struct NicLoad {
+  std::vector<std::pair<int, int>> count;
+  void add(int nic) {
+    for (auto& [n, k] : count)
+      if (n == nic) {
+        ++k;
+        return;
+      }
+    count.emplace_back(nic, 1);
+  }
+  int of(int nic) const {
+    for (const auto& [n, k] : count)
+      if (n == nic) return k;
+    return 0;
+  }
+};
+
+// The α–β of `kinds` over a set of groups that communicate at the same time (the stage's tp groups, or its dp
+// groups), keeping the worst group. NIC sharing: a multi-node group's members on NIC n share it with every other
+// multi-node group member on n, so its concurrency is max over its own NICs of (load on n) / (its members on n)
+// — counted on the group's own NICs, not the stage's most crowded one.
+void groups_alpha_beta(const hw::Cluster& c, std::span<const int> stage_devices, int groups, int group_size,
+                       int stride_group, int stride_member, CommOptions co, const Profile* profile, Collective k1,
+                       AlphaBeta& out1, Collective k2, AlphaBeta& out2) {
+  if (group_size <= 1) return;
+  std::vector<int> members(static_cast<std::size_t>(group_size));
+  auto fill = [&](int g) {
+    for (int j = 0; j < group_size; ++j) members[j] = stage_devices[g * stride_group + j * stride_member];
+  };
+  std::vector<hw::GroupLinks> links(static_cast<std::size_t>(groups));
+  NicLoad load;
+  for (int g = 0; g < groups; ++g) {
+    fill(g);
+    links[g] = hw::group_links(c, members);
+    if (!links[g].intra_node)
+      for (int d : members) load.add(hw::nic_of(c, d));
+  }
+  for (int g = 0; g < groups; ++g) {
+    const auto& l = links[g];
+    int concurrent = 1;
+    if (!l.intra_node) {
+      fill(g);
+      int busiest = 1;
+      for (int d : members) busiest = std::max(busiest, load.of(hw::nic_of(c, d)));
+      const int own = std::max(1, l.max_devices_per_nic);
+      concurrent = std::max(1, (busiest + own - 1) / own);
+    }
+    co.concurrent_groups_per_nic = concurrent;
+    const auto gb = group_bandwidth(l, group_size, co);
+    out1 = worst(out1, fit_linear(k1, group_size, gb, profile));
+    out2 = worst(out2, fit_linear(k2, group_size, gb, profile));
+  }
 }
 
 // Time of the overlapped region when `comm` runs concurrently with `comp` on one device, both slowed by the
@@ -101,22 +141,12 @@ StageContext make_stage_context(const model::Model& /*m*/, const hw::Cluster& c,
   const int dp = s.dp, tp = s.tp;
   CommOptions co;
   co.constants = ctx.constants;
-  std::vector<int> group;
   AlphaBeta tp_ar, tp_rs, dp_ar, dp_ag;
-  const int per_nic = hw::group_links(c, stage_devices).max_devices_per_nic;
-  if (tp > 1) {
-    for (int d = 0; d < dp; ++d) {
-      group_alpha_beta(c, stage_devices.subspan(d * tp, tp), per_nic, co, opt.profile, Collective::allreduce, tp_ar,
-                       Collective::reduce_scatter, tp_rs);
-    }
-  }
-  if (dp > 1) {
-    for (int t = 0; t < tp; ++t) {
-      group.clear();
-      for (int d = 0; d < dp; ++d) group.push_back(stage_devices[d * tp + t]);
-      group_alpha_beta(c, group, per_nic, co, opt.profile, Collective::allreduce, dp_ar, Collective::allgather, dp_ag);
-    }
-  }
+  // tp groups: dp groups of tp consecutive devices; dp groups: tp groups of dp devices tp apart.
+  groups_alpha_beta(c, stage_devices, dp, tp, tp, 1, co, opt.profile, Collective::allreduce, tp_ar,
+                    Collective::reduce_scatter, tp_rs);
+  groups_alpha_beta(c, stage_devices, tp, dp, 1, tp, co, opt.profile, Collective::allreduce, dp_ar,
+                    Collective::allgather, dp_ag);
   ctx.tp_allreduce_latency_s = tp_ar.alpha;
   ctx.tp_allreduce_s_per_byte = tp_ar.beta;
   ctx.tp_rs_latency_s = tp_rs.alpha;
@@ -126,6 +156,11 @@ StageContext make_stage_context(const model::Model& /*m*/, const hw::Cluster& c,
   ctx.dp_allgather_latency_s = dp_ag.alpha;
   ctx.dp_allgather_s_per_byte = dp_ag.beta;
   return ctx;
+}
+
+bool is_block(model::LayerKind k) {
+  return k == model::LayerKind::transformer || k == model::LayerKind::encoder || k == model::LayerKind::decoder ||
+         k == model::LayerKind::conv || k == model::LayerKind::generic;
 }
 
 model::Recompute layer_recompute_mode(const Strategy& s, int stage, int index_in_stage) {
@@ -297,11 +332,19 @@ double dp_sync_exposed_time(const StageContext& ctx, double grad_params, double 
   const CostConstants& k = *ctx.constants;
   if (s.dp <= 1 || s.zero_stage >= 3 || grad_params <= 0) return 0;
   const double bytes = grad_params * k.grad_comm_bytes_per_param;
-  // ZeRO 0: all-reduce; ZeRO 1/2 (distributed optimizer): reduce-scatter of gradients + all-gather of weights.
-  const double comm = s.zero_stage == 0 ? ctx.dp_allreduce_latency_s + ctx.dp_allreduce_s_per_byte * bytes
-                                        : 2.0 * (ctx.dp_allgather_latency_s + ctx.dp_allgather_s_per_byte * bytes);
-  const double window = std::max(0.0, overlap_window_s);
-  return overlapped(window, comm, k.overlap_slowdown) - window;
+  // Buckets (PyTorch DDP / Megatron): n equal buckets, bucket j released after 1/n-th of the backward; each one a
+  // collective of its own (latency included). ZeRO 0: all-reduce; ZeRO 1/2: reduce-scatter (+ the all-gather of
+  // the updated weights after the optimizer step).
+  const double n = std::clamp(std::ceil(bytes / k.dp_bucket_bytes), 1.0, std::max(1.0, k.dp_max_buckets));
+  const double one = s.zero_stage == 0 ? ctx.dp_allreduce_latency_s + ctx.dp_allreduce_s_per_byte * bytes / n
+                                       : ctx.dp_allgather_latency_s + ctx.dp_allgather_s_per_byte * bytes / n;
+  // Buckets 0..n−2 overlap the rest of the backward (the last (n−1)/n of it), slowed by the contention factor;
+  // the last bucket starts when both the backward and the earlier buckets are done.
+  const double window = std::max(0.0, overlap_window_s) * (n - 1) / n;
+  const double early = (n - 1) * one;
+  const double exposed = overlapped(window, early, k.overlap_slowdown) - window + one;
+  const double gather = s.zero_stage == 0 ? 0.0 : ctx.dp_allgather_latency_s + ctx.dp_allgather_s_per_byte * bytes;
+  return exposed + gather;
 }
 
 double optimizer_step_time(const StageContext& ctx, double params_per_device) {

@@ -261,6 +261,8 @@ nlohmann::ordered_json to_json(const RunRecord& r) {
                      {"compute_s", k.compute_s},
                      {"wait_s", k.wait_s},
                      {"peak_rss_bytes", k.peak_rss_bytes},
+                     {"dp_buckets", k.dp_buckets},
+                     {"dp_buckets_overlapped", k.dp_buckets_overlapped},
                      {"iteration_times_s", k.iteration_times_s}});
   j["ranks"] = ranks;
   return j;
@@ -301,6 +303,8 @@ RunRecord run_record_from_json(const nlohmann::json& j, const std::string& origi
       k.compute_s = core::get_number(arr[i], "compute_s", rw);
       k.wait_s = core::get_number(arr[i], "wait_s", rw);
       k.peak_rss_bytes = core::get_number(arr[i], "peak_rss_bytes", rw);
+      k.dp_buckets = int_field(arr[i], "dp_buckets", rw, 0);
+      k.dp_buckets_overlapped = int_field(arr[i], "dp_buckets_overlapped", rw, 0);
       k.iteration_times_s = number_list(arr[i], "iteration_times_s", rw);
       r.ranks.push_back(k);
     }

@@ -135,6 +135,7 @@ struct Worker {
   std::vector<double> losses, iter_times;
   double compute_s = 0;
   double step_loss = 0;
+  int buckets_total = 0, buckets_overlapped = 0;  // data-parallel buckets launched / launched during backward
   bool holds_loss = false;   // stage pp-1, dp 0, tp 0
 
   const cost::Strategy& S() const { return opt.strategy; }
@@ -281,12 +282,15 @@ struct Worker {
   void grad_ready(Chunk& c, ParamBuf* buf, int param) {
     if (!c.sync_final || buf != c.sync_buf || !overlapped_dp()) return;
     ++c.arrived[c.bucket_of[param]];
+    const int before = c.next_launch;
     launch_ready(c, false);
+    buckets_overlapped += c.next_launch - before;
   }
   void launch_ready(Chunk& c, bool all) {
     while (c.next_launch < static_cast<int>(c.buckets.size()) &&
            (all || c.arrived[c.next_launch] == c.buckets[c.next_launch].params)) {
       const auto& b = c.buckets[c.next_launch++];
+      ++buckets_total;
       Tensor view = c.sync_buf->gflat.narrow(0, b.lo, b.hi - b.lo);
       c.works.push_back(allreduce_async(view, dp));
     }
@@ -540,7 +544,9 @@ struct Worker {
       } else {
         const bool two_bw = S().schedule == Schedule::two_bw;
         const bool first = !two_bw || k == 0, final = !two_bw || k == m - 1;
-        ParamBuf* buf = flights.at({j, 0}).buf.get();
+        // Hold the stashed version: backward_op drops the flight, and the version may be gone from the map.
+        const std::shared_ptr<ParamBuf> hold = flights.at({j, 0}).buf;
+        ParamBuf* buf = hold.get();
         if (first) buf->gflat.zero_();
         begin_backward(c, buf, final);
         backward_op(j, c);
@@ -656,6 +662,8 @@ struct Worker {
     j["wait_s"] = stats.wait_s;
     j["peak_rss_bytes"] = static_cast<double>(ru.ru_maxrss) * 1024.0;
     j["iteration_times_s"] = iter_times;
+    j["dp_buckets"] = buckets_total;
+    j["dp_buckets_overlapped"] = buckets_overlapped;
     if (holds_loss) j["losses"] = losses;
     return j;
   }
@@ -692,6 +700,8 @@ RunRecord merge_records(const RunOptions& o, const std::vector<nlohmann::json>& 
     k.wait_s = core::get_number(j, "wait_s", w);
     k.peak_rss_bytes = core::get_number(j, "peak_rss_bytes", w);
     k.iteration_times_s = j.at("iteration_times_s").get<std::vector<double>>();
+    k.dp_buckets = j.value("dp_buckets", 0);
+    k.dp_buckets_overlapped = j.value("dp_buckets_overlapped", 0);
     if (j.contains("losses")) r.losses = j.at("losses").get<std::vector<double>>();
     if (r.iteration_times_s.size() < k.iteration_times_s.size()) r.iteration_times_s.resize(k.iteration_times_s.size(), 0);
     for (std::size_t i = 0; i < k.iteration_times_s.size(); ++i)

@@ -13,12 +13,6 @@ namespace {
 
 using cost::Schedule;
 
-// The layers whose recompute mode follows recompute_layers: the same classification as cost/estimate.cpp.
-bool is_block(model::LayerKind k) {
-  return k == model::LayerKind::transformer || k == model::LayerKind::encoder || k == model::LayerKind::decoder ||
-         k == model::LayerKind::conv || k == model::LayerKind::generic;
-}
-
 // Link resources: per device an intra-node transmit and receive port, per NIC a transmit and receive port.
 struct Links {
   std::vector<int> intra_tx, intra_rx, nic_tx, nic_rx;
@@ -144,7 +138,7 @@ PipelineInput pipeline_from_cost(const model::Model& m, const hw::Cluster& c, co
       const int g = c_local * p + r;
       for (int li = bounds[g]; li < bounds[g + 1]; ++li) {
         const auto& layer = m.layers[li];
-        const auto mode = is_block(layer.kind) ? cost::layer_recompute_mode(s, r, block_index++) : s.recompute;
+        const auto mode = cost::is_block(layer.kind) ? cost::layer_recompute_mode(s, r, block_index++) : s.recompute;
         modes.push_back(mode);
         const auto lc = cost::layer_stage_cost(m, layer, sctx, mode);
         sums.add(lc, layer.kind == model::LayerKind::embedding || layer.kind == model::LayerKind::patch_embedding);

@@ -77,7 +77,7 @@ TEST(CostEstimate, MemoryOfAKnownConfigurationByHand) {
 
 TEST(CostEstimate, EstimateIsTheSumOfTheBuildingBlocks) {
   // The planner's identity: stage time = Σ layer_stage_costs over the stage's layers; iteration =
-  // pipeline_iteration_time(t, e) + max(dp sync + optimizer).
+  // iteration_time(t, e, dp sync + optimizer) = pipeline_time(t, e) + max(dp sync + optimizer) for 1F1B.
   const auto m = model::zoo_model("small-gpt");
   const auto c = cost_test::cluster("p3.8xlarge:2+g4dn.12xlarge:2");
   auto s = complete_strategy(parse_strategy("dp=2,tp=2,pp=4,mbs=2,gbs=32,zero=1,recompute=selective,split=2+3+3+2"),
@@ -86,6 +86,7 @@ TEST(CostEstimate, EstimateIsTheSumOfTheBuildingBlocks) {
   std::vector<double> t, ev;
   const auto bounds = chunk_boundaries(s);
   double tail = 0;
+  std::vector<double> sync;
   for (int st = 0; st < s.pp; ++st) {
     std::vector<int> devs;
     for (int d = 0; d < s.dp; ++d)
@@ -106,9 +107,11 @@ TEST(CostEstimate, EstimateIsTheSumOfTheBuildingBlocks) {
       EXPECT_DOUBLE_EQ(ev.back(), e.stages[st].p2p_s);
     }
     const auto ctx = make_stage_context(m, c, s, devs);
-    tail = std::max(tail, dp_sync_exposed_time(ctx, params, e.stages[st].bwd_s) + optimizer_step_time(ctx, params));
+    sync.push_back(dp_sync_exposed_time(ctx, params, e.stages[st].bwd_s) + optimizer_step_time(ctx, params));
+    tail = std::max(tail, sync.back());
   }
-  EXPECT_DOUBLE_EQ(pipeline_iteration_time(s.schedule, s.num_micro_batches(), 1, t, ev) + tail, e.iteration_time_s);
+  EXPECT_DOUBLE_EQ(pipeline_time(s.schedule, s.num_micro_batches(), 1, t, ev) + tail, e.iteration_time_s);
+  EXPECT_DOUBLE_EQ(iteration_time(s.schedule, s.num_micro_batches(), 1, t, ev, sync), e.iteration_time_s);
   // Slower T4 stages take longer per layer than V100 stages for the same layer.
   EXPECT_EQ(e.stages[0].gpu, "v100-16gb");
   EXPECT_EQ(e.stages[3].gpu, "t4");
@@ -145,4 +148,27 @@ TEST(CostEstimate, CalibrationTargetsAreMet) {
   EXPECT_EQ(table5, 8);
   EXPECT_EQ(fig1, 16);
   EXPECT_EQ(mosaic, 8);
+}
+
+TEST(CostEstimate, DpSyncExposesAtLeastTheLastBucket) {
+  // Buckets are released as the backward runs; the last one starts when the backward ends (sim/from_cost does
+  // the same), so even an infinitely long backward leaves one bucket's collective exposed.
+  const auto m = model::zoo_model("small-gpt");
+  const auto c = cost_test::cluster("dgx-a100:2");
+  const auto s = complete_strategy(parse_strategy("dp=16,tp=1,pp=1,mbs=1,gbs=16"), m, c);
+  std::vector<int> devs(16);
+  for (int i = 0; i < 16; ++i) devs[i] = s.device(0, i, 0);
+  const auto ctx = make_stage_context(m, c, s, devs);
+  const auto& k = builtin_constants();
+  // One bucket (small gradients): the whole all-reduce is exposed however long the backward.
+  const double small = 1e6;
+  const double one = ctx.dp_allreduce_latency_s + ctx.dp_allreduce_s_per_byte * small * k.grad_comm_bytes_per_param;
+  EXPECT_NEAR(dp_sync_exposed_time(ctx, small, 1e3), one, 1e-12 * one);
+  // 16 buckets of a large gradient under a long backward: the last bucket, plus the contention slowdown
+  // (γ − 1) of the 15 overlapped ones (Galvatron).
+  const double big = 16 * k.dp_bucket_bytes / k.grad_comm_bytes_per_param;
+  const double last = ctx.dp_allreduce_latency_s + ctx.dp_allreduce_s_per_byte * k.dp_bucket_bytes;
+  EXPECT_NEAR(dp_sync_exposed_time(ctx, big, 1e3), last + (k.overlap_slowdown - 1) * 15 * last, 1e-9 * last);
+  // No overlap window: every bucket in sequence.
+  EXPECT_NEAR(dp_sync_exposed_time(ctx, big, 0.0), 16 * last, 1e-9 * last);
 }

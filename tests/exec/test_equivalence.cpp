@@ -53,6 +53,16 @@ TEST(Equivalence, SgdDataParallelWithZero3AndPipeline) {
   expect_close(run_local(o).losses, reference_losses(8, Optimizer::sgd), kRel, "zero3 pp2 sgd");
 }
 
+TEST(Equivalence, DataParallelBucketsOverlapBackward) {
+  // Gradient buckets are all-reduced from the backward hooks as they fill, not after backward (DDP-style).
+  auto o = tiny("dp=2,tp=1,pp=1,mbs=2,gbs=8", Optimizer::adam, 2);
+  o.bucket_bytes = 16 * 1024;
+  const auto r = run_local(o);
+  ASSERT_EQ(r.ranks.size(), 2u);
+  EXPECT_GT(r.ranks[0].dp_buckets, 2 * 4);
+  EXPECT_GT(r.ranks[0].dp_buckets_overlapped, r.ranks[0].dp_buckets / 2);
+}
+
 TEST(Equivalence, InProcessRunIsDeterministic) {
   const auto o = tiny("dp=1,tp=1,pp=1,mbs=2,gbs=4");
   EXPECT_EQ(run_in_process(o).losses, run_in_process(o).losses);

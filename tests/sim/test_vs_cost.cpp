@@ -129,16 +129,18 @@ std::vector<Reason> reasons(const sim::Simulation& sim) {
   };
   add("link contention between concurrent flows", sim.result.flow_contention_s);
   add("overlap slowdown applied to the actual overlap", sim.result.overlap_extra_s);
-  double max_t = 0, min_t = 1e300, sum_t = 0, max_e = 0, sum_e = 0, max_opt = 0;
+  double max_t = 0, min_t = 1e300, sum_t = 0, max_e = 0, sum_e = 0;
   for (const auto& st : est.stages) {
     max_t = std::max(max_t, st.time_s);
     min_t = std::min(min_t, st.time_s);
     sum_t += st.time_s;
     max_e = std::max(max_e, st.p2p_s);
     sum_e += st.p2p_s;
-    max_opt = std::max(max_opt, st.optimizer_s);
   }
-  if (in.p > 1) add("p2p on the critical path of every micro-batch", (m + in.p) * max_e);
+  // cost::pipeline_time counts the 1F1B round trips (one_f_one_b_period) and the interleaved ring; what remains
+  // is the interleaved steady state's approximation (Little's law) and links serialising sends.
+  if (in.p > 1) add("p2p exposure beyond the 1F1B cycle formula (interleaved ring, serialised sends)",
+                    (in.v > 1 ? m : 1.0) * max_e + in.p * max_e);
   double dp_comm = 0, gather = 0;
   for (const auto& ss : in.sync) {
     double stage = 0;
@@ -151,10 +153,10 @@ std::vector<Reason> reasons(const sim::Simulation& sim) {
     for (const auto& g : ss.zero3_gather)
       if (!g.empty()) gather = std::max(gather, g.front().time_s);
   }
-  add("DP buckets released during the last backward (tail exposed; whole-backward overlap assumed)", dp_comm);
+  // cost::dp_sync_exposed_time exposes the last bucket of the stage's gradients; the simulator buckets per chunk
+  // (v > 1 releases chunk 1's buckets earlier) and shares links between the dp groups' flows.
+  add("DP buckets per chunk vs per stage (cost model buckets the stage's gradients once)", 0.5 * dp_comm);
   if (in.zero_stage == 3) add("ZeRO-3 gathers/reduce-scatters serialised per pass", 2 * m * in.v * (gather + dp_comm));
-  if (in.schedule == Schedule::pipedream)
-    add("pipedream updates weights (and syncs DP) after every micro-batch", (m - 1) * (max_opt + dp_comm));
   const bool flush = in.schedule != Schedule::pipedream && in.schedule != Schedule::two_bw;
   if (flush && max_t - min_t > 0.01 * max_t)
     add("heterogeneous stages: (m-1)·max t + Σt + Σe is an upper bound (fill/drain hidden)", sum_t - max_t + sum_e);
@@ -221,6 +223,8 @@ TEST(SimVsCost, RandomPlansAgreeOrNameWhy) {
   for (const auto& [w, n] : why_count) summary += fmt::format("  {:4d}  {}\n", n, w);
   std::printf("%s", summary.c_str());
   EXPECT_GE(plans, 200);
-  EXPECT_GE(within, plans / 2) << "the simulator and the cost model should agree on most plans";
+  // 175 of 220 within 5 % after the cost model counts 1F1B round trips, per-group NIC sharing, PipeDream's
+  // per-micro-batch sync and the exposed last DP bucket (155 before).
+  EXPECT_GE(within, plans * 3 / 4) << "the simulator and the cost model should agree on most plans";
   for (const auto& u : unexplained) ADD_FAILURE() << "unexplained difference: " << u;
 }

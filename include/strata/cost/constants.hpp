@@ -40,6 +40,10 @@ struct CostConstants {
   // everything else.
   double workspace_bytes = 1.5e9;
   double fragmentation_fraction = 0.05;
+  // DP gradient buckets (bytes of the reduced message) released as the backward runs, at most dp_max_buckets
+  // per stage (the simulator's sim::CostSimOptions::bucket_bytes default and its cap of 16).
+  double dp_bucket_bytes = 50e6;
+  double dp_max_buckets = 16;
 
   std::string provenance;  // one line summarising where these came from
 };

@@ -7,7 +7,8 @@
 //   stage memory      M_i = stage_memory(ctx, i, Σ layers)  (weights·versions + grads + optimizer
 //                           + in_flight_micro_batches(...)·Σ activation_bytes + buffers + workspace, per device)
 //   p2p               e_i = p2p_time(stage i devices, stage i+1 devices, output_bytes of the stage's last layer)
-//   iteration         T   = pipeline_iteration_time(schedule, m, v, t, e) + max_i dp_sync_exposed_time_i
+//   iteration         T   = iteration_time(schedule, m, v, t, e, sync), sync_i = dp_sync_exposed_time_i
+//                           + optimizer_step_time_i  (= pipeline_time + max_i sync_i except PipeDream)
 #pragma once
 #include <cstdint>
 #include <span>
@@ -81,6 +82,11 @@ struct StageContext {
 StageContext make_stage_context(const model::Model& m, const hw::Cluster& c, const Strategy& s,
                                 std::span<const int> stage_devices, const CostOptions& opt = {});
 
+// Layers whose recompute mode follows Strategy::recompute_layers (the "blocks": transformer, encoder, decoder,
+// conv, generic); embeddings, heads and the like always use strategy.recompute. estimate() and the simulator
+// both classify with this.
+bool is_block(model::LayerKind kind);
+
 // Cost of one layer on the stage under recompute mode `mode` (per-stage recompute_layers pick the mode per
 // layer; see layer_recompute_mode).
 LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& layer, const StageContext& ctx,
@@ -100,13 +106,36 @@ double p2p_time(const hw::Cluster& c, const Strategy& s, std::span<const int> fr
                 std::span<const int> to_stage_devices, double bytes, const CostOptions& opt = {});
 
 // ---- schedules (cost/pipeline) -------------------------------------------------------------------------------
-// Iteration time of the pipeline (without DP sync/optimizer) given per-stage times t_i (per micro-batch, all
-// chunks of the stage) and p2p times e_i (size p−1):
-//   gpipe, 1f1b:   (m−1)·max t + Σ t + Σ e                                      (AMP eq. 5)
-//   interleaved:   m·max t + (Σ t − max t)/v + Σ e        (uniform: (m·v + p − 1)·t/v ⇒ bubble (p−1)/(v·m))
+// Pipeline time of one iteration (without DP sync/optimizer) given per-stage times t_i (per micro-batch, all
+// chunks of the stage) and p2p round-trip times e_i (size p−1; docs/cost-model.md §Pipeline schedules). What
+// estimate() uses:
+//   gpipe:         (m−1)·max(max t, max e) + Σ t + Σ e                    (AMP eq. 5; a link may be the bottleneck)
+//   1f1b:          (m−1)·P + Σ t + Σ e,  P = one_f_one_b_period(t, e, m) ≥ max t (round trips in the steady state)
+//   interleaved:   m·max t + (Σ t − max t)/v + E + max(0, m−p)·max(0, (Σ t + E)/(2p−1) − max t),
+//                  E = v·Σ e + (v−1)·max e (links crossed by one micro-batch; v = 1: as 1f1b)
 //   pipedream,2bw: m·max(max t, max e)                    (steady state, no flush: one micro-batch per max stage)
+double pipeline_time(Schedule sched, std::int64_t m, int v, std::span<const double> stage_time_s,
+                     std::span<const double> p2p_s);
+// The separable objective the planner's exact split DP minimises: the same with p2p counted once (AMP eq. 5):
+//   gpipe, 1f1b:   (m−1)·max t + Σ t + Σ e
+//   interleaved:   m·max t + (Σ t − max t)/v + Σ e
+//   pipedream,2bw: m·max(max t, max e)
+// It is ≤ pipeline_time (equal without p2p, and always for pipedream/2bw), so a lower bound built on it stays
+// valid; pipeline_time − pipeline_iteration_time is the round-trip exposure of the steady state.
 double pipeline_iteration_time(Schedule sched, std::int64_t m, int v, std::span<const double> stage_time_s,
                                std::span<const double> p2p_s);
+// Steady-state period of 1F1B with communication (one micro-batch per P): the maximum cycle mean of its
+// dependency graph. Stage i runs F(k + p − i − 1), B(k) alternately; the chain B_i(k) → F_i → F_{i+1} … F_j →
+// B_j → … → B_i(k + L) (L = j − i + 1 stages) competes with stage i's own L periods, so
+//   P = max over windows [i, j] with L ≤ m − 1 of (Σ_{i..j} t + Σ_{i..j−1} e) / L        (≥ max t; ≤ max(t_i + e_i))
+// For uniform stages P = t + e·(p−1)/p when m ≥ p + 1. O(p·min(p, m)).
+double one_f_one_b_period(std::span<const double> stage_time_s, std::span<const double> p2p_s, std::int64_t m);
+// The whole iteration: pipeline_time + max_i sync_i, where sync_i = dp_sync_exposed_time_i +
+// optimizer_step_time_i of stage i — except vanilla PipeDream (notes_003 §1, no gradient accumulation), which
+// syncs and steps after every micro-batch: m·max(max_i (t_i + sync_i), max e). 2BW keeps one sync per m
+// micro-batches (double-buffered weights, gradient accumulation over the m micro-batches).
+double iteration_time(Schedule sched, std::int64_t m, int v, std::span<const double> stage_time_s,
+                      std::span<const double> p2p_s, std::span<const double> sync_s);
 // Bubble fraction of a uniform pipeline: (p−1)/m, (p−1)/(v·m), 0 for pipedream/2bw.
 double bubble_fraction(Schedule sched, int p, std::int64_t m, int v);
 // Micro-batches whose activations stage `stage` (0-based) holds at its peak, in units of the stage's whole
@@ -122,10 +151,12 @@ int weight_versions(Schedule sched, int p, int stage);
 //   buffers = ZeRO-3 gather buffers (2 × the largest layer's unsharded weights);
 //   workspace = workspace_bytes + fragmentation_fraction × (everything else).
 MemoryBreakdown stage_memory(const StageContext& ctx, int stage, const StageSums& sums);
-// Exposed data-parallel gradient synchronisation of a stage per iteration: all-reduce (ZeRO 0) or
-// reduce-scatter + all-gather (ZeRO 1/2) of `grad_params` parameters' gradients over each dp group, overlapped
-// with the last micro-batch's backward `overlap_window_s` with the contention slowdown (Galvatron ≈1.3).
-// ZeRO-3 syncs per layer inside layer_stage_cost and returns 0 here.
+// Exposed data-parallel gradient synchronisation of a stage per sync: gradients of `grad_params` parameters are
+// all-reduced (ZeRO 0) or reduce-scattered (ZeRO 1/2) over each dp group in buckets of dp_bucket_bytes (at most
+// dp_max_buckets) released as the last micro-batch's backward `overlap_window_s` runs, with the contention slowdown
+// (Galvatron ≈1.3) while they overlap; the last bucket starts when the backward ends, so it is always exposed.
+// ZeRO 1/2 then all-gather the updated weights after the optimizer step (exposed). ZeRO-3 syncs per layer inside
+// layer_stage_cost and returns 0 here.
 double dp_sync_exposed_time(const StageContext& ctx, double grad_params, double overlap_window_s);
 // Optimizer step of a stage: reads/writes the (sharded) states at the GPU's memory bandwidth.
 double optimizer_step_time(const StageContext& ctx, double params_per_device);

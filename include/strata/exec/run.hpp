@@ -85,6 +85,8 @@ struct RankRecord {
   double compute_s = 0;                   // forward/backward compute, all steps
   double wait_s = 0;                      // blocked in p2p receives and collectives, all steps
   double peak_rss_bytes = 0;              // getrusage ru_maxrss
+  int dp_buckets = 0;                     // data-parallel gradient buckets all-reduced (all steps)
+  int dp_buckets_overlapped = 0;          // ... of which launched from backward hooks, before backward ended
 };
 
 struct StageRecord {
