@@ -1,5 +1,5 @@
 // cost/estimate: the whole-strategy estimate, composed only of the stage.hpp building blocks (layer_stage_cost,
-// p2p_time, pipeline_iteration_time, dp_sync_exposed_time, optimizer_step_time, stage_memory), plus the model
+// p2p_time, pipeline_time / iteration_time, dp_sync_exposed_time, optimizer_step_time, stage_memory), plus the model
 // FLOP count (PTD-P) and the JSON view of an estimate.
 #include "strata/cost/estimate.hpp"
 
