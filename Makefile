@@ -34,10 +34,13 @@ fuzz: setup
 	cmake -S . -B build-fuzz $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
 	  -DSTRATA_FUZZ=ON -DSTRATA_WITH_EXEC=OFF -DSTRATA_TESTS=OFF -DSTRATA_BENCH=OFF
 	cmake --build build-fuzz -j $(JOBS)
-	@set -e; for f in build-fuzz/fuzz/*; do \
+	@set -e; for f in build-fuzz/fuzz/fuzz_*; do \
+	  [ -f $$f ] && [ -x $$f ] || continue; \
 	  name=$$(basename $$f); mkdir -p build-fuzz/corpus/$$name; \
 	  echo "fuzz: $$name for $(FUZZ_SECONDS) s"; \
-	  $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=0 build-fuzz/corpus/$$name fuzz/corpus/$$name 2>&1 | tail -n 2; \
+	  if ! $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=0 build-fuzz/corpus/$$name fuzz/corpus/$$name \
+	       > build-fuzz/$$name.log 2>&1; then tail -n 30 build-fuzz/$$name.log; exit 1; fi; \
+	  tail -n 1 build-fuzz/$$name.log; \
 	done
 
 bench: build

@@ -57,8 +57,12 @@ std::string format_bandwidth(double b) {
 }
 
 namespace {
+// A cell is right-aligned when it starts like a number ("12.5", "-3", "1.2e9 s"); strtod alone would also accept
+// words such as "Infinity" or "nan", so the first character must be a digit, a sign or a point.
 bool looks_numeric(const std::string& s) {
   if (s.empty()) return false;
+  const char c = s[0];
+  if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '+' || c == '.')) return false;
   char* end = nullptr;
   std::strtod(s.c_str(), &end);
   return end != s.c_str();

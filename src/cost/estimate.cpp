@@ -239,14 +239,15 @@ Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s
   const double gbs = static_cast<double>(s.global_batch);
   est.samples_per_s = est.iteration_time_s > 0 ? gbs / est.iteration_time_s : 0;
   est.tokens_per_s = est.samples_per_s * static_cast<double>(m.seq > 0 ? m.seq : 1);
-  const double flops = model_flops_per_sample(m, m.seq) * gbs;
+  const double flops = ptdp_flops_per_sample(m, m.seq) * gbs;        // tflops_per_gpu (PTD-P convention)
+  const double model_flops = model_flops_per_sample(m, m.seq) * gbs;  // MFU numerator (no recompute)
   std::vector<int> per_type(c.gpu_types.size(), 0);
   for (const auto& d : c.devices) ++per_type[d.gpu_type];
   double peak_sum = 0;
   for (std::size_t g = 0; g < per_type.size(); ++g) peak_sum += per_type[g] * c.gpu_types[g].peak(s.dtype);
   const double n = c.num_devices();
   est.tflops_per_gpu = est.iteration_time_s > 0 ? flops / est.iteration_time_s / n / 1e12 : 0;
-  est.mfu = est.iteration_time_s > 0 && peak_sum > 0 ? flops / est.iteration_time_s / peak_sum : 0;
+  est.mfu = est.iteration_time_s > 0 && peak_sum > 0 ? model_flops / est.iteration_time_s / peak_sum : 0;
   // Memory.
   est.fits = true;
   for (int st = 0; st < p; ++st) {
@@ -262,23 +263,38 @@ Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s
   return est;
 }
 
-double model_flops_per_sample(const model::Model& m, std::int64_t seq) {
-  // PTD-P count for GPT-like chains: embedding, identical transformer blocks, LM head.
+namespace {
+// Embedding, identical dense GELU MHA blocks with ffn = 4h, LM head: the shape the PTD-P formulas assume.
+bool gpt_like(const model::Model& m) {
   const int n = static_cast<int>(m.layers.size());
-  bool gpt_like = n >= 3 && m.layers.front().kind == model::LayerKind::embedding &&
-                  m.layers.back().kind == model::LayerKind::lm_head && !m.layers.back().pooled;
-  for (int i = 1; gpt_like && i + 1 < n; ++i) {
+  bool ok = n >= 3 && m.layers.front().kind == model::LayerKind::embedding &&
+            m.layers.back().kind == model::LayerKind::lm_head && !m.layers.back().pooled;
+  for (int i = 1; ok && i + 1 < n; ++i) {
     const auto& l = m.layers[i];
-    gpt_like = l.kind == model::LayerKind::transformer && l.experts == 0 && l.attention_window == 0 &&
-               l.activation != model::Activation::swiglu && (l.kv_heads == 0 || l.kv_heads == l.heads) &&
-               l.ffn == 4 * l.hidden && l.hidden == m.layers[1].hidden;
+    ok = l.kind == model::LayerKind::transformer && l.experts == 0 && l.attention_window == 0 &&
+         l.activation != model::Activation::swiglu && (l.kv_heads == 0 || l.kv_heads == l.heads) &&
+         l.ffn == 4 * l.hidden && l.hidden == m.layers[1].hidden;
   }
+  return ok;
+}
+}  // namespace
+
+double ptdp_flops_per_sample(const model::Model& m, std::int64_t seq) {
+  if (!gpt_like(m)) return model_flops_per_sample(m, seq);
   const double s = static_cast<double>(seq > 0 ? seq : m.seq);
-  if (gpt_like) {
-    const double l = n - 2, h = static_cast<double>(m.layers[1].hidden);
+  const double l = static_cast<double>(m.layers.size() - 2), h = static_cast<double>(m.layers[1].hidden);
+  const double V = static_cast<double>(m.layers.back().vocab);
+  // Narayanan et al. 2021 eq. 3 per sample: 96·s·l·h²·(1 + s/(6h) + V/(16·l·h)).
+  return 96.0 * s * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h));
+}
+
+double model_flops_per_sample(const model::Model& m, std::int64_t seq) {
+  const double s = static_cast<double>(seq > 0 ? seq : m.seq);
+  if (gpt_like(m)) {
+    const double l = static_cast<double>(m.layers.size() - 2), h = static_cast<double>(m.layers[1].hidden);
     const double V = static_cast<double>(m.layers.back().vocab);
-    // Narayanan et al. 2021 eq. 3 per sample: 96·s·l·h²·(1 + s/(6h) + V/(16·l·h)).
-    return 96.0 * s * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h));
+    // Eq. 3 without the recompute forward: blocks 3·(24·s·h² + 4·s²·h) per layer, logits 6·s·h·V.
+    return 72.0 * s * l * h * h * (1.0 + s / (6.0 * h) + V / (12.0 * l * h));
   }
   // General: 3 × forward FLOPs (forward + backward = 2× forward), i.e. 6·N·tokens + attention for transformers.
   double fwd = 0;

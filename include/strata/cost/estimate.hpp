@@ -64,10 +64,15 @@ Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s
 
 nlohmann::ordered_json to_json(const Estimate& e);
 
-// Model FLOPs of one training sample (forward + backward, no recompute) at sequence length `seq`:
-// GPT-like chains (embedding → identical transformer blocks → tied/untied head) use the PTD-P count
+// FLOPs of one training sample at sequence length `seq`, in the PTD-P convention used for `tflops_per_gpu`
+// (the and the thesis' tables): GPT-like chains (embedding → identical GELU MHA blocks, ffn = 4h → head)
 //   F/B = 96·s·l·h²·(1 + s/(6h) + V/(16·l·h))                       (Narayanan et al. 2021, eq. 3)
-// otherwise Σ over layers of 3·forward FLOPs (= 6·N·tokens + attention for transformers).
+// which counts the recompute forward of every block (4 × forward) and the logits 3 ×; otherwise
+// model_flops_per_sample (3 × forward).
+double ptdp_flops_per_sample(const model::Model& m, std::int64_t seq);
+// Model FLOPs of one training sample (forward + backward, NO recompute): the numerator of MFU (Korthikanti et al.
+// 2022 §6, PaLM's definition). GPT-like: 72·s·l·h²·(1 + s/(6h) + V/(12·l·h)) (eq. 3 without the recompute
+// forward); otherwise Σ over layers of 3·forward FLOPs (= 6·N·tokens + attention for transformers).
 double model_flops_per_sample(const model::Model& m, std::int64_t seq);
 
 }  // namespace strata::cost
