@@ -172,17 +172,6 @@ Allocation makespan(const Problem& p, const PolicyOptions& opt) {
   return out;
 }
 
-// Isolated throughput: 1/n of the cluster, i.e. X_iso_mj = s·W_j/ΣW with s = min(1, ΣW/Σ sf).
-std::vector<double> isolated_throughputs(const Problem& p) {
-  double workers = 0, demand = 0;
-  for (const auto& t : p.types) workers += t.count;
-  for (const auto& j : p.jobs) demand += j.scale_factor;
-  const double s = std::min(1.0, workers / demand);
-  std::vector<double> out(p.num_jobs(), 0.0);
-  for (int m = 0; m < p.num_jobs(); ++m)
-    for (int t = 0; t < p.num_types(); ++t) out[m] += p.jobs[m].throughputs[t] * s * p.types[t].count / workers;
-  return out;
-}
 
 // Finish-time fairness (Themis): ρ(m,X) = [t_m + S_m/throughput(m,X)] / [t_iso_m + S_m/throughput(m,X^iso)];
 // min_X max_m ρ. For a fixed r, ρ <= r is linear: throughput(m,X) >= S_m/(r·D_m − t_m) with D_m the

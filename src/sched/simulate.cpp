@@ -18,17 +18,6 @@ struct JobState {
   bool arrived = false, done = false;
 };
 
-// Isolated throughput of each job of `p`: 1/n of the cluster (see policies.cpp, finish-time fairness).
-std::vector<double> isolated(const Problem& p) {
-  double workers = 0, demand = 0;
-  for (const auto& t : p.types) workers += t.count;
-  for (const auto& j : p.jobs) demand += j.scale_factor;
-  const double s = std::min(1.0, workers / demand);
-  std::vector<double> out(p.num_jobs(), 0.0);
-  for (int m = 0; m < p.num_jobs(); ++m)
-    for (int t = 0; t < p.num_types(); ++t) out[m] += p.jobs[m].throughputs[t] * s * p.types[t].count / workers;
-  return out;
-}
 
 // The policy's view of the running jobs: remaining steps, time in the system, pairs among them.
 Problem active_problem(const Problem& trace, const std::vector<int>& active, const std::vector<JobState>& st,
@@ -45,7 +34,7 @@ Problem active_problem(const Problem& trace, const std::vector<int>& active, con
     j.elapsed_s = now - j.arrival_s;
     sub.jobs.push_back(std::move(j));
   }
-  const auto iso = isolated(sub);
+  const auto iso = isolated_throughputs(sub);
   for (int i = 0; i < sub.num_jobs(); ++i) {
     const double done_steps = trace.jobs[active[i]].steps - sub.jobs[i].steps;
     sub.jobs[i].elapsed_isolated_s = iso[i] > 0 ? done_steps / iso[i] : 0.0;

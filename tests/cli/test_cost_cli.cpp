@@ -1,6 +1,8 @@
 // End-to-end tests of `strata estimate` and `strata validate`: JSON keys, exit code 2 with a one-line error
 // naming the rule, the plan-file round trip.
 #include <gtest/gtest.h>
+
+#include "cli_run.hpp"
 #include <nlohmann/json.hpp>
 
 #include <array>
@@ -10,21 +12,8 @@
 #include <sys/wait.h>
 
 namespace {
-struct Result {
-  int code = -1;
-  std::string out;
-};
-Result run_strata(const std::string& args) {
-  Result r;
-  const std::string cmd = std::string(STRATA_BIN) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf{};
-  while (fgets(buf.data(), buf.size(), pipe)) r.out += buf.data();
-  const int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using Result = strata_test::CliResult;
+Result run_strata(const std::string& args) { return strata_test::run_cli(args, strata_test::Stderr::merged); }
 }  // namespace
 
 TEST(CostCli, EstimateJsonHasTheDocumentedKeys) {

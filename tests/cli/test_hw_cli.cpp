@@ -2,6 +2,8 @@
 // contain the expected names, --json parses), and an unknown cluster preset giving exit 2 and one error line
 // that lists the valid presets.
 #include <gtest/gtest.h>
+
+#include "cli_run.hpp"
 #include <sys/wait.h>
 
 #include <nlohmann/json.hpp>
@@ -15,32 +17,9 @@
 
 namespace {
 
-struct HwRun {
-  int code = -1;
-  std::string out, err;
-};
+using HwRun = strata_test::CliResult;
 
-// Runs the strata binary with `args`; stdout captured through a pipe, stderr through a temporary file.
-HwRun hw_run(const std::string& args) {
-  char path[] = "/tmp/strata_hw_cli_XXXXXX";
-  const int fd = mkstemp(path);
-  if (fd >= 0) close(fd);
-  const std::string cmd = std::string(STRATA_BIN) + " " + args + " 2>" + path;
-  HwRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  std::size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  r.err = ss.str();
-  unlink(path);
-  return r;
-}
+HwRun hw_run(const std::string& args) { return strata_test::run_cli(args); }
 
 TEST(HwCli, HardwareListsGpusAndLinks) {
   const HwRun r = hw_run("hardware");

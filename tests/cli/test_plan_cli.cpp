@@ -2,6 +2,8 @@
 // --strategy-file` (same iteration time), the file is byte-identical for --threads 1 and 2 (except
 // search_time_s), --explain names the GPU types and reasons, and impossible requests exit 2 with one line.
 #include <gtest/gtest.h>
+
+#include "cli_run.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,31 +17,9 @@
 
 namespace {
 
-struct PlanRun {
-  int code = -1;
-  std::string out, err;
-};
+using PlanRun = strata_test::CliResult;
 
-PlanRun plan_run(const std::string& args) {
-  char path[] = "/tmp/strata_plan_cli_XXXXXX";
-  const int fd = mkstemp(path);
-  if (fd >= 0) close(fd);
-  const std::string cmd = std::string(STRATA_BIN) + " " + args + " 2>" + path;
-  PlanRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  std::size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  r.err = ss.str();
-  std::remove(path);
-  return r;
-}
+PlanRun plan_run(const std::string& args) { return strata_test::run_cli(args); }
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);

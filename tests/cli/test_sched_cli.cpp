@@ -1,6 +1,8 @@
 // End-to-end tests of `strata allocate` and `strata schedule`: the worked example through the binary, JSON keys,
 // CSV output, determinism, and exit code 2 with a one-line error for bad input.
 #include <gtest/gtest.h>
+
+#include "cli_run.hpp"
 #include <nlohmann/json.hpp>
 
 #include <array>
@@ -11,20 +13,9 @@
 #include <sys/wait.h>
 
 namespace {
-struct Result {
-  int code = -1;
-  std::string out;
-};
+using Result = strata_test::CliResult;
 Result run_strata(const std::string& args, bool merge_stderr = true) {
-  Result r;
-  const std::string cmd = std::string(STRATA_BIN) + " " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf{};
-  while (fgets(buf.data(), buf.size(), pipe)) r.out += buf.data();
-  const int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return strata_test::run_cli(args, merge_stderr ? strata_test::Stderr::merged : strata_test::Stderr::discarded);
 }
 const std::string kExample = std::string(STRATA_SOURCE_DIR) + "/examples/sched_throughputs.json";
 }  // namespace

@@ -2,6 +2,8 @@
 // memory per device, the analytical estimate beside it), the readable table, a Chrome trace file, a plan file
 // as input, and bad input giving exit code 2 with one error line.
 #include <gtest/gtest.h>
+
+#include "cli_run.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,32 +17,9 @@
 
 namespace {
 
-struct SimRun {
-  int code = -1;
-  std::string out, err;
-};
+using SimRun = strata_test::CliResult;
 
-// Runs the strata binary with `args`; stdout through a pipe, stderr through a temporary file.
-SimRun sim_run(const std::string& args) {
-  char path[] = "/tmp/strata_sim_cli_XXXXXX";
-  const int fd = mkstemp(path);
-  if (fd >= 0) close(fd);
-  const std::string cmd = std::string(STRATA_BIN) + " " + args + " 2>" + path;
-  SimRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  std::size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  r.err = ss.str();
-  unlink(path);
-  return r;
-}
+SimRun sim_run(const std::string& args) { return strata_test::run_cli(args); }
 
 std::string temp_path(const char* suffix) {
   char path[] = "/tmp/strata_sim_cli_fileXXXXXX";

@@ -88,5 +88,8 @@ Problem with_worker_types(const Problem& p, const std::vector<WorkerType>& types
 double fastest_throughput(const JobSpec& j);
 // Throughput under an equal time share of every type: Σ_j T_mj / num_types (thesis: X^equal_m).
 double equal_share_throughput(const JobSpec& j);
+// Isolated throughput of every job: 1/n of the cluster (Gavel's X^isolated, used by finish-time fairness):
+// X_iso_mj = s·W_j/ΣW with s = min(1, ΣW/Σ scale_factor).
+std::vector<double> isolated_throughputs(const Problem& p);
 
 }  // namespace strata::sched
