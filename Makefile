@@ -25,7 +25,7 @@ test: build
 
 # AddressSanitizer + UndefinedBehaviorSanitizer build of the library and tests (executor tests included).
 asan: setup
-	cmake -S . -B build-asan $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug -DSTRATA_SANITIZE=ON -DSTRATA_BENCH=OFF
+	cmake -S . -B build-asan $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release -DSTRATA_SANITIZE=ON -DSTRATA_BENCH=OFF
 	cmake --build build-asan -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=0 ctest --test-dir build-asan --output-on-failure -j $(JOBS) --timeout 900
 

@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
   return 0;
 #else
   using namespace strata;
-  int steps = 5;
+  int steps = 3;
   std::string keep;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -77,8 +77,8 @@ int main(int argc, char** argv) {
                                        : keep;
   std::filesystem::create_directories(dir);
   const std::string profile_path = dir + "/profile.json", cluster_path = dir + "/cpu-local.json";
-  const std::string cmd = fmt::format("{} profile --model small-gpt --tp 1,2,4 --mbs 1,2,4,8 --max-group 4 --repeats 3 "
-                                      "--out {} --cluster-out {} --devices 4 > /dev/null",
+  const std::string cmd = fmt::format("{} profile --model small-gpt --tp 1,2,4 --mbs 1,2,4 --max-group 4 --repeats 2 "
+                                      "--concurrency 4 --out {} --cluster-out {} --devices 4 > /dev/null",
                                       STRATA_BIN, profile_path, cluster_path);
   fmt::print(stderr, "bench_exec: {}\n", cmd);
   if (std::system(cmd.c_str()) != 0) {
@@ -88,12 +88,22 @@ int main(int argc, char** argv) {
   const auto m = model::zoo_model("small-gpt");
   const auto profile = cost::load_profile_file(profile_path);
   const auto cluster = hw::load_cluster_file(cluster_path, hw::builtin_catalog());
-  const std::vector<std::string> plans = {
-      "dp=4,tp=1,pp=1,mbs=1",          "dp=4,tp=1,pp=1,mbs=4",          "dp=4,tp=1,pp=1,mbs=2,zero=1",
-      "dp=4,tp=1,pp=1,mbs=2,zero=3",   "dp=4,tp=1,pp=1,mbs=4,recompute=full", "dp=1,tp=4,pp=1,mbs=4",
-      "dp=1,tp=4,pp=1,mbs=2,sp=on",    "dp=1,tp=1,pp=4,mbs=1,schedule=1f1b", "dp=1,tp=1,pp=4,mbs=2,schedule=gpipe",
-      "dp=1,tp=1,pp=4,mbs=1,v=2,schedule=interleaved", "dp=2,tp=2,pp=1,mbs=2", "dp=2,tp=1,pp=2,mbs=2,schedule=1f1b",
-      "dp=1,tp=2,pp=2,mbs=2,schedule=1f1b", "dp=2,tp=1,pp=2,mbs=8,schedule=gpipe"};
+  // Plans chosen to differ in what the cost model is about: bubbles (pp with few micro-batches), TP traffic,
+  // ZeRO-3 gathers, recompute, micro-batch size.
+  const std::vector<std::string> plans = {"dp=4,tp=1,pp=1,mbs=4",
+                                          "dp=4,tp=1,pp=1,mbs=1",
+                                          "dp=4,tp=1,pp=1,mbs=4,recompute=full",
+                                          "dp=4,tp=1,pp=1,mbs=2,zero=3",
+                                          "dp=1,tp=4,pp=1,mbs=4",
+                                          "dp=1,tp=4,pp=1,mbs=4,sp=on",
+                                          "dp=1,tp=4,pp=1,mbs=1",
+                                          "dp=1,tp=1,pp=4,mbs=1,schedule=1f1b",
+                                          "dp=1,tp=1,pp=4,mbs=4,schedule=gpipe",
+                                          "dp=1,tp=1,pp=4,mbs=2,v=2,schedule=interleaved",
+                                          "dp=2,tp=2,pp=1,mbs=2",
+                                          "dp=2,tp=1,pp=2,mbs=2,schedule=1f1b",
+                                          "dp=1,tp=2,pp=2,mbs=4,schedule=1f1b",
+                                          "dp=1,tp=1,pp=4,mbs=1,schedule=1f1b,recompute=full"};
   std::vector<double> predicted, measured;
   std::vector<std::vector<std::string>> rows;
   for (const auto& text : plans) {

@@ -33,7 +33,7 @@ struct RunArgs {
 
 struct ProfileArgs {
   std::string model, out = "profile.json", cluster_out, tp = "1,2,4", mbs = "1,2,4,8";
-  int max_group = 8, repeats = 5, threads = 1, devices = 0;
+  int max_group = 8, repeats = 5, threads = 1, devices = 0, concurrency = 1;
   double timeout_s = 60;
 };
 
@@ -153,6 +153,7 @@ void run_profile_cmd(const ProfileArgs& a) {
   if (a.repeats < 1) throw core::InputError("--repeats: must be >= 1");
   o.repeats = a.repeats;
   o.threads = a.threads;
+  o.concurrency = a.concurrency;
   o.timeout_s = a.timeout_s;
   o.progress = true;
   nlohmann::ordered_json profile;
@@ -231,6 +232,10 @@ void register_exec_commands(CLI::App& app) {
   prof->add_option("--repeats", pa->repeats, "Timed repetitions per measurement, median kept (default 5)");
   prof->add_option("--threads", pa->threads, "Intra-op threads (default 1, as strata run)")->check(CLI::Range(1, 256));
   prof->add_option("--timeout", pa->timeout_s, "Collective timeout in seconds (default 60)");
+  prof->add_option("--concurrency", pa->concurrency,
+                   "Time the layers in N processes at once (default 1). Use the number of ranks you will run when "
+                   "this machine has fewer cores than ranks: each rank then gets a share of a core")
+      ->check(CLI::Range(1, 64));
   prof->callback([pa] {
 #ifdef STRATA_WITH_EXEC
     run_profile_cmd(*pa);
@@ -242,16 +247,20 @@ void register_exec_commands(CLI::App& app) {
   // One spawned rank of `strata run` / `strata profile` (not for people: the launcher passes these).
   auto wa = std::make_shared<std::pair<std::string, std::string>>();
   auto mode = std::make_shared<bool>(false);
+  auto layers_mode = std::make_shared<bool>(false);
   auto* worker = app.add_subcommand("exec-worker", "internal: one rank spawned by strata run/profile");
   worker->group("");
   worker->add_option("--config", wa->first)->required();
   worker->add_option("--result", wa->second);
   worker->add_flag("--profile-comm", *mode);
-  worker->callback([wa, mode] {
+  worker->add_flag("--profile-layers", *layers_mode);
+  worker->callback([wa, mode, layers_mode] {
 #ifdef STRATA_WITH_EXEC
     if (*mode) exec::profile_worker_main(wa->first, wa->second);
+    if (*layers_mode) exec::profile_layers_worker_main(wa->first, wa->second);
     exec::worker_process_main(wa->first, wa->second);
 #else
+    (void)layers_mode;
     no_executor("exec-worker");
 #endif
   });

@@ -169,13 +169,30 @@ RunOptions make_run_options(const model::Model& m, cost::Strategy s, int world_s
   return o;
 }
 
+nlohmann::ordered_json to_json(const GptDims& d) {
+  return {{"name", d.name}, {"layers", d.layers}, {"hidden", d.hidden}, {"heads", d.heads},
+          {"ffn", d.ffn},   {"vocab", d.vocab},   {"seq", d.seq},       {"tied_embeddings", d.tied_embeddings},
+          {"bias", d.bias}, {"learned_positions", d.learned_positions}};
+}
+
+GptDims gpt_dims_from_json(const nlohmann::json& m, const core::JsonWhere& mw) {
+  GptDims d;
+  d.name = core::get_string(m, "name", mw);
+  d.layers = static_cast<int>(core::get_positive_int(m, "layers", mw));
+  d.hidden = core::get_positive_int(m, "hidden", mw);
+  d.heads = core::get_positive_int(m, "heads", mw);
+  d.ffn = core::get_positive_int(m, "ffn", mw);
+  d.vocab = core::get_positive_int(m, "vocab", mw);
+  d.seq = core::get_positive_int(m, "seq", mw);
+  d.tied_embeddings = core::get_bool(m, "tied_embeddings", mw);
+  d.bias = core::get_bool(m, "bias", mw);
+  d.learned_positions = core::get_bool(m, "learned_positions", mw);
+  return d;
+}
+
 nlohmann::ordered_json to_json(const RunOptions& o) {
   nlohmann::ordered_json j;
-  j["model"] = {{"name", o.model.name},       {"layers", o.model.layers},
-                {"hidden", o.model.hidden},   {"heads", o.model.heads},
-                {"ffn", o.model.ffn},         {"vocab", o.model.vocab},
-                {"seq", o.model.seq},         {"tied_embeddings", o.model.tied_embeddings},
-                {"bias", o.model.bias},       {"learned_positions", o.model.learned_positions}};
+  j["model"] = to_json(o.model);
   j["strategy"] = cost::to_json(o.strategy);
   j["steps"] = o.steps;
   j["seed"] = o.seed;
@@ -198,16 +215,7 @@ RunOptions run_options_from_json(const nlohmann::json& j, const std::string& ori
   RunOptions o;
   const auto& m = core::require_field(j, "model", w);
   const auto mw = w.field("model");
-  o.model.name = core::get_string(m, "name", mw);
-  o.model.layers = static_cast<int>(core::get_positive_int(m, "layers", mw));
-  o.model.hidden = core::get_positive_int(m, "hidden", mw);
-  o.model.heads = core::get_positive_int(m, "heads", mw);
-  o.model.ffn = core::get_positive_int(m, "ffn", mw);
-  o.model.vocab = core::get_positive_int(m, "vocab", mw);
-  o.model.seq = core::get_positive_int(m, "seq", mw);
-  o.model.tied_embeddings = core::get_bool(m, "tied_embeddings", mw);
-  o.model.bias = core::get_bool(m, "bias", mw);
-  o.model.learned_positions = core::get_bool(m, "learned_positions", mw);
+  o.model = gpt_dims_from_json(m, mw);
   o.strategy = cost::strategy_from_json(core::require_field(j, "strategy", w), origin + ": strategy");
   o.steps = static_cast<int>(core::get_positive_int(j, "steps", w));
   o.seed = static_cast<std::uint64_t>(core::get_int(j, "seed", w));

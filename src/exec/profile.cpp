@@ -102,7 +102,59 @@ double copy_bytes_per_s() {
 
 }  // namespace
 
+namespace {
+nlohmann::ordered_json profile_layers_here(const ProfileOptions& o);
+}
+
 nlohmann::ordered_json profile_layers(const ProfileOptions& o) {
+  if (o.concurrency <= 1) return profile_layers_here(o);
+  detail::TempDir dir;
+  const std::string config = dir.path + "/layers.json", result = dir.path + "/rows.json";
+  {
+    nlohmann::ordered_json j;
+    j["model"] = to_json(o.model);
+    j["tp"] = o.tp;
+    j["mbs"] = o.mbs;
+    j["repeats"] = o.repeats;
+    j["threads"] = o.threads;
+    std::ofstream f(config);
+    f << j.dump(2);
+  }
+  if (o.progress)
+    fmt::print(stderr, "strata profile: layers in {} concurrent processes (contended speed)\n", o.concurrency);
+  const std::string exe = o.worker_exe.empty() ? detail::self_exe() : o.worker_exe;
+  detail::spawn_and_wait(exe, {"exec-worker", "--profile-layers", "--config", config, "--result", result},
+                         o.concurrency, o.timeout_s, "layer profiling");
+  return nlohmann::ordered_json::parse(core::read_text_file(result));
+}
+
+void profile_layers_worker_main(const std::string& config_path, const std::string& result_path) {
+  try {
+    const auto cfg = core::load_json_file(config_path);
+    const core::JsonWhere w{config_path, ""};
+    ProfileOptions o;
+    o.model = gpt_dims_from_json(core::require_field(cfg, "model", w), w.field("model"));
+    o.tp = cfg.at("tp").get<std::vector<int>>();
+    o.mbs = cfg.at("mbs").get<std::vector<std::int64_t>>();
+    o.repeats = static_cast<int>(core::get_positive_int(cfg, "repeats", w));
+    o.threads = static_cast<int>(core::get_positive_int(cfg, "threads", w));
+    const auto rows = profile_layers_here(o);
+    if (dist_env_from_environment().rank == 0) {
+      std::ofstream f(result_path);
+      f << rows.dump(2) << "\n";
+      if (!f) throw ExecError("cannot write " + result_path);
+    }
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "strata: layer profiling rank: error: {}\n", e.what());
+    std::fflush(stderr);
+    ::_exit(3);
+  }
+  std::fflush(stdout);
+  ::_exit(0);
+}
+
+namespace {
+nlohmann::ordered_json profile_layers_here(const ProfileOptions& o) {
   at::set_num_threads(o.threads);
   torch::manual_seed(1);
   const GptDims& d = o.model;
@@ -137,6 +189,7 @@ nlohmann::ordered_json profile_layers(const ProfileOptions& o) {
   }
   return rows;
 }
+}  // namespace
 
 nlohmann::ordered_json profile_collectives(const ProfileOptions& o) {
   if (o.max_group < 2) return nlohmann::ordered_json::array();
@@ -163,8 +216,10 @@ nlohmann::ordered_json profile_collectives(const ProfileOptions& o) {
 
 nlohmann::ordered_json run_profile(const ProfileOptions& o) {
   nlohmann::ordered_json j;
-  j["source"] = fmt::format("strata profile of {} on this machine ({} thread(s) per rank, fp32, libtorch + Gloo)",
-                            o.model.name, o.threads);
+  j["source"] = fmt::format(
+      "strata profile of {} on this machine ({} thread(s) per rank, layers timed in {} concurrent process(es), fp32, "
+      "libtorch + Gloo)",
+      o.model.name, o.threads, o.concurrency);
   j["device"] = "cpu";
   j["dtype"] = "fp32";
   j["layers"] = profile_layers(o);

@@ -57,6 +57,23 @@ TEST(ExecCli, WorldSizeCompletesThePartialStrategy) {
   EXPECT_EQ(j["plan"]["strategy"]["dp"], 1);
 }
 
+TEST(ExecCli, TorchrunEnvironmentMakesEachProcessOneRank) {
+  // What torchrun sets: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT. Rank 0 hosts the TCPStore and reports.
+  const int port = 20000 + ::getpid() % 20000;
+  const std::string env = "WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) + " GLOO_SOCKET_IFNAME=lo";
+  const std::string args = " run --model tiny-gpt --strategy dp=1,tp=1,pp=2,mbs=1,gbs=4 --steps 2 --quiet";
+  const std::string cmd = "sh -c '" + env + " RANK=1 " + STRATA_BIN + args + " >/dev/null 2>&1 & " + env + " RANK=0 " +
+                          STRATA_BIN + args + " --json -; wait'";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (p && std::fgets(buf.data(), buf.size(), p)) out += buf.data();
+  ASSERT_EQ(p ? ::pclose(p) : -1, 0) << out;
+  const auto j = nlohmann::json::parse(out.substr(out.find('{')));
+  EXPECT_EQ(j["world_size"], 2);
+  EXPECT_EQ(j["losses"].size(), 2u);
+}
+
 TEST(ExecCli, UserErrorsExitTwoWithOneLine) {
   auto r = run("run --model resnet50 --strategy dp=1,tp=1,pp=1,gbs=2 --steps 1");
   EXPECT_EQ(r.code, 2) << r.out;

@@ -21,6 +21,9 @@ struct ProfileOptions {
   std::vector<double> message_bytes = {4096, 65536, 1 << 20, 4 << 20};
   int repeats = 5;                    // timed repetitions (median), after one warm-up
   int threads = 1;                    // intra-op threads, as in `strata run`
+  // Processes timing the layers at the same time (1 = this process alone). With more ranks than cores, a rank of
+  // `strata run` shares its core: profiling with concurrency = ranks measures that contended speed.
+  int concurrency = 1;
   double timeout_s = 60;
   std::string worker_exe;             // "" = /proc/self/exe
   bool progress = false;
@@ -36,6 +39,8 @@ nlohmann::ordered_json profile_collectives(const ProfileOptions& o);
 // loopback bandwidth/latency fitted from the profile's allreduce rows.
 nlohmann::ordered_json local_cluster_json(const nlohmann::json& profile, int devices);
 
+// The `strata exec-worker --profile-layers` entry (one of `concurrency` layer-timing processes). Never returns.
+[[noreturn]] void profile_layers_worker_main(const std::string& config_path, const std::string& result_path);
 // The `strata exec-worker --profile-comm` entry (one rank of profile_collectives). Never returns.
 [[noreturn]] void profile_worker_main(const std::string& config_path, const std::string& result_path);
 

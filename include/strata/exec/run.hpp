@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "strata/core/json.hpp"
 #include "strata/cost/strategy.hpp"
 #include "strata/model/model.hpp"
 
@@ -35,6 +36,8 @@ struct GptDims {
 // The runtime's view of a model::Model; InputError naming the model when it is not a GPT-style decoder the
 // runtime can train (GELU + LayerNorm + MHA, no MoE, an embedding → blocks → lm_head chain).
 GptDims gpt_dims_of(const model::Model& m);
+nlohmann::ordered_json to_json(const GptDims& d);
+GptDims gpt_dims_from_json(const nlohmann::json& j, const core::JsonWhere& where);
 
 enum class Optimizer { sgd, adam };
 std::string_view to_string(Optimizer o);
