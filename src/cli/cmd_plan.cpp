@@ -10,6 +10,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "plan_trials.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/text.hpp"
 #include "strata/cost/profile.hpp"
@@ -24,6 +25,8 @@ struct PlanArgs {
   std::string model, cluster, space = "full", placement = "hetero", json_file, profile;
   std::int64_t gbs = 0, seq = 0;
   int top = 5, threads = 1, max_tp = 0, max_pp = 0;
+  int trials = 0, trial_steps = 4;
+  double trial_timeout_s = 120;
   bool explain = false;
 };
 
@@ -139,8 +142,13 @@ void run_plan(const PlanArgs& a) {
     for (const auto& x : r.rejected)
       fmt::print("  {:>8}  {}{}\n", x.count, x.reason, x.example.empty() ? "" : " (e.g. " + x.example + ")");
   }
+  if (a.trials < 0 || a.trial_steps < 1)
+    throw core::InputError("plan: --trials/--trial-steps: must be >= 0 / >= 1");
+  nlohmann::ordered_json trials;
+  if (a.trials > 0) trials = run_plan_trials(m, c, r, a.trials, a.trial_steps, a.trial_timeout_s);
   if (!a.json_file.empty()) {
-    const auto j = plan::plan_to_json(r, m, c, opt);
+    auto j = plan::plan_to_json(r, m, c, opt);
+    if (a.trials > 0) j["trials"] = trials;
     std::ofstream f(a.json_file, std::ios::binary);
     if (!f) throw core::InputError(fmt::format("plan: --json: cannot write '{}'", a.json_file));
     f << j.dump(2) << "\n";
@@ -185,6 +193,12 @@ void register_plan_command(CLI::App& app) {
   cmd->add_option("--json", a->json_file,
                   "Write the plan file (best {strategy, estimate}, candidates, baselines, evaluated, "
                   "search_time_s) to this path; `strata estimate --strategy-file` reads it back");
+  cmd->add_option("--trials", a->trials,
+                  "Run the top K predicted plans for real on local processes (libtorch + Gloo, CPU; one process "
+                  "per device of the cluster, so use a small cluster such as examples/cluster_cpu_local.json and a "
+                  "small GPT such as small-gpt) and re-rank them by measured time (AMP Algorithm 1). Default 0");
+  cmd->add_option("--trial-steps", a->trial_steps, "Steps per trial run (default 4; the first is warm-up)");
+  cmd->add_option("--trial-timeout", a->trial_timeout_s, "Seconds before a hung trial is stopped (default 120)");
   cmd->add_flag("--explain", a->explain,
                 "Say why: which stages went to which GPU type and why, the gain over each baseline, what was "
                 "discarded or pruned and why (counts per reason)");
