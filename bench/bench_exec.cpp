@@ -1,7 +1,7 @@
 // bench/bench_exec: predicted vs measured iteration time of small-gpt on 4 local processes (not a test). Profiles
 // this machine with `strata profile` (layers + Gloo loopback collectives, cluster file), estimates each plan with
 // cost::estimate on that profile and cluster, runs each plan for real with exec::run_local, and prints both times
-// and Spearman's rank correlation between them (target ≥ 0.8). Usage: bench_exec [--steps N] [--keep DIR]
+// and Spearman's rank correlation between them (target ≥ 0.8). Usage: bench_exec [--ranks 2|4] [--gbs B] [--steps N] [--keep DIR]
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "strata/core/json.hpp"
@@ -64,12 +65,18 @@ int main(int argc, char** argv) {
   return 0;
 #else
   using namespace strata;
-  int steps = 3;
+  int steps = 3, ranks = 4, gbs = 16;
   std::string keep;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--steps" && i + 1 < argc) steps = std::atoi(argv[++i]);
     if (a == "--keep" && i + 1 < argc) keep = argv[++i];
+    if (a == "--ranks" && i + 1 < argc) ranks = std::atoi(argv[++i]);
+    if (a == "--gbs" && i + 1 < argc) gbs = std::atoi(argv[++i]);
+  }
+  if (ranks != 2 && ranks != 4) {
+    fmt::print(stderr, "bench_exec: --ranks must be 2 or 4\n");
+    return 2;
   }
   const std::string dir = keep.empty() ? (std::filesystem::temp_directory_path() /
                                           ("strata-bench-exec-" + std::to_string(::getpid())))
@@ -77,9 +84,12 @@ int main(int argc, char** argv) {
                                        : keep;
   std::filesystem::create_directories(dir);
   const std::string profile_path = dir + "/profile.json", cluster_path = dir + "/cpu-local.json";
-  const std::string cmd = fmt::format("{} profile --model small-gpt --tp 1,2,4 --mbs 1,2,4 --max-group 4 --repeats 2 "
-                                      "--concurrency 4 --out {} --cluster-out {} --devices 4 > /dev/null",
-                                      STRATA_BIN, profile_path, cluster_path);
+  // Layers are timed in `ranks` concurrent processes: on a machine with fewer cores than ranks each rank only
+  // gets a share of a core, and the profile should say so.
+  const std::string cmd = fmt::format("{} profile --model small-gpt --tp {} --mbs 1,2,4 --max-group {} --repeats 2 "
+                                      "--concurrency {} --out {} --cluster-out {} --devices {} > /dev/null",
+                                      STRATA_BIN, ranks == 2 ? "1,2" : "1,2,4", ranks, ranks, profile_path,
+                                      cluster_path, ranks);
   fmt::print(stderr, "bench_exec: {}\n", cmd);
   if (std::system(cmd.c_str()) != 0) {
     fmt::print(stderr, "bench_exec: strata profile failed\n");
@@ -89,31 +99,46 @@ int main(int argc, char** argv) {
   const auto profile = cost::load_profile_file(profile_path);
   const auto cluster = hw::load_cluster_file(cluster_path, hw::builtin_catalog());
   // Plans chosen to differ in what the cost model is about: bubbles (pp with few micro-batches), TP traffic,
-  // ZeRO-3 gathers, recompute, micro-batch size.
-  const std::vector<std::string> plans = {"dp=4,tp=1,pp=1,mbs=4",
-                                          "dp=4,tp=1,pp=1,mbs=1",
-                                          "dp=4,tp=1,pp=1,mbs=4,recompute=full",
-                                          "dp=4,tp=1,pp=1,mbs=2,zero=3",
-                                          "dp=1,tp=4,pp=1,mbs=4",
-                                          "dp=1,tp=4,pp=1,mbs=4,sp=on",
-                                          "dp=1,tp=4,pp=1,mbs=1",
-                                          "dp=1,tp=1,pp=4,mbs=1,schedule=1f1b",
-                                          "dp=1,tp=1,pp=4,mbs=4,schedule=gpipe",
-                                          "dp=1,tp=1,pp=4,mbs=2,v=2,schedule=interleaved",
-                                          "dp=2,tp=2,pp=1,mbs=2",
-                                          "dp=2,tp=1,pp=2,mbs=2,schedule=1f1b",
-                                          "dp=1,tp=2,pp=2,mbs=4,schedule=1f1b",
-                                          "dp=1,tp=1,pp=4,mbs=1,schedule=1f1b,recompute=full"};
+  // ZeRO gathers, recompute, micro-batch size.
+  const std::vector<std::string> plans4 = {"dp=4,tp=1,pp=1,mbs=4",
+                                           "dp=4,tp=1,pp=1,mbs=1",
+                                           "dp=4,tp=1,pp=1,mbs=4,recompute=full",
+                                           "dp=4,tp=1,pp=1,mbs=2,zero=3",
+                                           "dp=1,tp=4,pp=1,mbs=4",
+                                           "dp=1,tp=4,pp=1,mbs=4,sp=on",
+                                           "dp=1,tp=4,pp=1,mbs=1",
+                                           "dp=1,tp=1,pp=4,mbs=1,schedule=1f1b",
+                                           "dp=1,tp=1,pp=4,mbs=4,schedule=gpipe",
+                                           "dp=1,tp=1,pp=4,mbs=2,v=2,schedule=interleaved",
+                                           "dp=2,tp=2,pp=1,mbs=2",
+                                           "dp=2,tp=1,pp=2,mbs=2,schedule=1f1b",
+                                           "dp=1,tp=2,pp=2,mbs=4,schedule=1f1b",
+                                           "dp=1,tp=1,pp=4,mbs=1,schedule=1f1b,recompute=full"};
+  const std::vector<std::string> plans2 = {"dp=2,tp=1,pp=1,mbs=1",
+                                           "dp=2,tp=1,pp=1,mbs=4",
+                                           "dp=2,tp=1,pp=1,mbs=4,recompute=full",
+                                           "dp=2,tp=1,pp=1,mbs=2,zero=3",
+                                           "dp=2,tp=1,pp=1,mbs=4,zero=1",
+                                           "dp=1,tp=2,pp=1,mbs=4",
+                                           "dp=1,tp=2,pp=1,mbs=1",
+                                           "dp=1,tp=2,pp=1,mbs=4,sp=on",
+                                           "dp=1,tp=1,pp=2,mbs=1,schedule=1f1b",
+                                           "dp=1,tp=1,pp=2,mbs=4,schedule=gpipe",
+                                           "dp=1,tp=1,pp=2,mbs=2,schedule=1f1b",
+                                           "dp=1,tp=1,pp=2,mbs=1,v=2,schedule=interleaved",
+                                           "dp=1,tp=1,pp=2,mbs=2,schedule=1f1b,recompute=full",
+                                           "dp=1,tp=1,pp=2,mbs=4,schedule=1f1b,recompute=selective"};
+  const auto& plans = ranks == 2 ? plans2 : plans4;
   std::vector<double> predicted, measured;
   std::vector<std::vector<std::string>> rows;
   for (const auto& text : plans) {
-    auto s = cost::parse_strategy(text + ",gbs=16");
+    auto s = cost::parse_strategy(text + ",gbs=" + std::to_string(gbs));
     s.dtype = hw::Dtype::fp32;  // the executor computes in fp32
     s = cost::complete_strategy(s, m, cluster);
     cost::CostOptions co;
     co.profile = &profile;
     const double pred = cost::estimate(m, cluster, s, co).iteration_time_s;
-    auto o = exec::make_run_options(m, s, 4);
+    auto o = exec::make_run_options(m, s, ranks);
     o.steps = steps;
     o.worker_exe = STRATA_BIN;
     o.timeout_s = 300;
@@ -124,7 +149,8 @@ int main(int argc, char** argv) {
     rows.push_back({text, core::format_seconds(pred), core::format_seconds(rec.iteration_time_s),
                     fmt::format("{:.2f}", rec.iteration_time_s / pred)});
   }
-  fmt::print("small-gpt, gbs 16, 4 local processes, {} steps each (median of steady steps)\n\n", steps);
+  fmt::print("small-gpt, gbs {}, {} local processes on {} cores, {} steps each (median of steady steps)\n\n", gbs,
+             ranks, std::thread::hardware_concurrency(), steps);
   fmt::print("{}\n", core::render_table({"plan", "predicted", "measured", "measured/predicted"}, rows));
   fmt::print("Spearman rank correlation predicted vs measured: {:.3f} over {} plans (target >= 0.8)\n",
              spearman(predicted, measured), plans.size());
