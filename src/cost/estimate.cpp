@@ -15,39 +15,6 @@
 namespace strata::cost {
 namespace {
 
-// Two layers with the same shape cost the same (names may differ): lets estimate() cost each distinct layer of a
-// stage once (a 128-block model has 3 distinct layers).
-bool same_shape(const model::LayerSpec& a, const model::LayerSpec& b) {
-  const bool common =
-      a.kind == b.kind && a.hidden == b.hidden && a.heads == b.heads && a.kv_heads == b.kv_heads && a.ffn == b.ffn &&
-      a.vocab == b.vocab && a.seq == b.seq && a.encoder_seq == b.encoder_seq && a.activation == b.activation &&
-      a.norm == b.norm && a.tied_embeddings == b.tied_embeddings && a.learned_positions == b.learned_positions &&
-      a.bias == b.bias && a.experts == b.experts && a.top_k == b.top_k && a.patch == b.patch &&
-      a.channels == b.channels && a.attention_window == b.attention_window && a.dropout == b.dropout &&
-      a.pooled == b.pooled && a.cls_token == b.cls_token && a.pre_norm == b.pre_norm;
-  if (!common) return false;
-  // model::layer_cost reads the conv shape only for conv / patch-embedding layers and the generic numbers only for
-  // generic layers: skip them for the rest (a 128-block transformer compares 128 times per estimate).
-  if (a.kind == model::LayerKind::conv || a.kind == model::LayerKind::patch_embedding) {
-    const auto& ca = a.conv;
-    const auto& cb = b.conv;
-    if (!(ca.in_channels == cb.in_channels && ca.out_channels == cb.out_channels && ca.kernel == cb.kernel &&
-          ca.height == cb.height && ca.width == cb.width && ca.convs == cb.convs && ca.out_height == cb.out_height &&
-          ca.out_width == cb.out_width && ca.mid_channels == cb.mid_channels && ca.stride == cb.stride &&
-          ca.bottleneck == cb.bottleneck && ca.batch_norm == cb.batch_norm))
-      return false;
-  }
-  if (a.kind == model::LayerKind::generic) {
-    const auto& ga = a.generic;
-    const auto& gb = b.generic;
-    return ga.params == gb.params && ga.fwd_flops_per_sample == gb.fwd_flops_per_sample &&
-           ga.bwd_flops_per_sample == gb.bwd_flops_per_sample &&
-           ga.activation_bytes_per_sample == gb.activation_bytes_per_sample &&
-           ga.input_bytes_per_sample == gb.input_bytes_per_sample &&
-           ga.output_bytes_per_sample == gb.output_bytes_per_sample;
-  }
-  return true;
-}
 
 // Per-stage memo of distinct layers (linear scan: a stage has a handful of distinct shapes).
 struct LayerMemo {
@@ -61,10 +28,10 @@ struct LayerMemo {
   const LayerStageCost& get(const model::Model& m, const model::LayerSpec& l, const StageContext& ctx,
                             model::Recompute mode) {
     // The previous layer's entry first: consecutive layers of a stage are mostly identical blocks.
-    if (last < entries.size() && entries[last].mode == mode && same_shape(*entries[last].layer, l))
+    if (last < entries.size() && entries[last].mode == mode && model::same_cost_shape(*entries[last].layer, l))
       return entries[last].cost;
     for (std::size_t i = 0; i < entries.size(); ++i)
-      if (i != last && entries[i].mode == mode && (entries[i].layer == &l || same_shape(*entries[i].layer, l))) {
+      if (i != last && entries[i].mode == mode && (entries[i].layer == &l || model::same_cost_shape(*entries[i].layer, l))) {
         last = i;
         return entries[i].cost;
       }

@@ -10,35 +10,13 @@
 
 namespace strata::plan::detail {
 
-bool same_layer_shape(const model::LayerSpec& a, const model::LayerSpec& b) {
-  const auto& ca = a.conv;
-  const auto& cb = b.conv;
-  const auto& ga = a.generic;
-  const auto& gb = b.generic;
-  return a.kind == b.kind && a.hidden == b.hidden && a.heads == b.heads && a.kv_heads == b.kv_heads &&
-         a.ffn == b.ffn && a.vocab == b.vocab && a.seq == b.seq && a.encoder_seq == b.encoder_seq &&
-         a.activation == b.activation && a.norm == b.norm && a.tied_embeddings == b.tied_embeddings &&
-         a.learned_positions == b.learned_positions && a.bias == b.bias && a.experts == b.experts &&
-         a.top_k == b.top_k && a.patch == b.patch && a.channels == b.channels &&
-         a.attention_window == b.attention_window && a.dropout == b.dropout && a.pooled == b.pooled &&
-         a.cls_token == b.cls_token && a.pre_norm == b.pre_norm && ca.in_channels == cb.in_channels &&
-         ca.out_channels == cb.out_channels && ca.kernel == cb.kernel && ca.height == cb.height &&
-         ca.width == cb.width && ca.convs == cb.convs && ca.out_height == cb.out_height &&
-         ca.out_width == cb.out_width && ca.mid_channels == cb.mid_channels && ca.stride == cb.stride &&
-         ca.bottleneck == cb.bottleneck && ca.batch_norm == cb.batch_norm && ga.params == gb.params &&
-         ga.fwd_flops_per_sample == gb.fwd_flops_per_sample && ga.bwd_flops_per_sample == gb.bwd_flops_per_sample &&
-         ga.activation_bytes_per_sample == gb.activation_bytes_per_sample &&
-         ga.input_bytes_per_sample == gb.input_bytes_per_sample &&
-         ga.output_bytes_per_sample == gb.output_bytes_per_sample;
-}
-
 LayerIndex index_layers(const model::Model& m) {
   LayerIndex li;
   for (std::size_t i = 0; i < m.layers.size(); ++i) {
     const auto& l = m.layers[i];
     int id = -1;
     for (std::size_t k = 0; k < li.representative.size() && id < 0; ++k)
-      if (same_layer_shape(m.layers[li.representative[k]], l)) id = static_cast<int>(k);
+      if (model::same_cost_shape(m.layers[li.representative[k]], l)) id = static_cast<int>(k);
     if (id < 0) {
       id = static_cast<int>(li.representative.size());
       li.representative.push_back(static_cast<int>(i));

@@ -17,8 +17,6 @@
 
 namespace strata::plan::detail {
 
-// Two layers of equal shape cost the same (mirrors the cost model's memo; names may differ).
-bool same_layer_shape(const model::LayerSpec& a, const model::LayerSpec& b);
 
 struct LayerIndex {
   std::vector<int> shape_of;       // layer → distinct shape id

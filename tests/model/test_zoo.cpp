@@ -157,3 +157,19 @@ TEST(Zoo, UnknownNameListsValidOnes) {
 
 }  // namespace
 }  // namespace strata::model
+
+// same_cost_shape: identical blocks match whatever their names; any field layer_cost reads breaks the match.
+TEST(ModelSameCostShape, BlocksMatchAndFieldsBreakTheMatch) {
+  const auto m = strata::model::zoo_model("gpt3-175b");
+  const auto& b1 = m.layers[1];
+  const auto& b2 = m.layers[2];
+  EXPECT_NE(b1.name, b2.name);
+  EXPECT_TRUE(strata::model::same_cost_shape(b1, b2));
+  EXPECT_FALSE(strata::model::same_cost_shape(m.layers.front(), b1));
+  auto wider = b1;
+  wider.ffn += 1;
+  EXPECT_FALSE(strata::model::same_cost_shape(b1, wider));
+  auto gqa = b1;
+  gqa.kv_heads = 8;
+  EXPECT_FALSE(strata::model::same_cost_shape(b1, gqa));
+}

@@ -127,6 +127,11 @@ struct LayerCost {
 // tensor_parallel_problem); std::invalid_argument on a malformed query (micro_batch < 1, tp < 1).
 LayerCost layer_cost(const LayerSpec& layer, const LayerQuery& query);
 
+// True when layer_cost(a, q) == layer_cost(b, q) for every query: same kind and every field layer_cost reads
+// (names may differ). Lets the cost model and the planner cost each distinct layer once (a 128-block model has
+// 3 distinct layers). Extend it with every new field layer_cost reads.
+bool same_cost_shape(const LayerSpec& a, const LayerSpec& b);
+
 // Empty when the layer can be split over `tp` tensor-parallel ranks, else the reason (one line). Transformer
 // blocks need tp | heads and (tp | kv_heads or kv_heads | tp); conv blocks support tp = 1 only; embedding,
 // heads, patch and generic layers accept any tp.
