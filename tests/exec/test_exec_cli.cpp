@@ -2,6 +2,8 @@
 // user errors (exit 2, one line), and a profile + cluster file that the cost model and hw loaders accept.
 #include <gtest/gtest.h>
 
+#include "cli_run.hpp"
+
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -14,21 +16,9 @@
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out;
-};
+using Result = strata_test::CliResult;
 
-Result run(const std::string& args) {
-  const std::string cmd = std::string(STRATA_BIN) + " " + args + " 2>&1";
-  Result r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  while (p && std::fgets(buf.data(), buf.size(), p)) r.out += buf.data();
-  const int st = p ? ::pclose(p) : -1;
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+Result run(const std::string& args) { return strata_test::run_cli(args, strata_test::Stderr::merged); }
 
 std::string tmp(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("strata-exec-cli-" + std::to_string(::getpid()) + "-" + name)).string();
