@@ -92,6 +92,10 @@ core::OrderedJson cluster_json(const hw::Cluster& c, std::map<std::string, int>&
                        {"latency_s", lc.latency_s},
                        {"nodes", lc.nodes}});
   j["bandwidth_classes"] = classes;
+  core::OrderedJson shared = core::OrderedJson::array();
+  for (const hw::Node& n : c.nodes)
+    if (n.cpu_cores > 0) shared.push_back({{"node", n.id}, {"devices", n.num_devices}, {"cpu_cores", n.cpu_cores}});
+  if (!shared.empty()) j["cpu_shared_nodes"] = shared;
   return j;
 }
 
@@ -110,6 +114,10 @@ void print_cluster(const hw::Cluster& c, std::map<std::string, int>& type_counts
                     std::to_string(lc.nodes)});
   fmt::print("bandwidth classes (one direction, per device pair):\n{}",
              core::render_table({"scope", "link", "bandwidth", "latency", "nodes"}, rows));
+  for (const hw::Node& n : c.nodes)
+    if (n.cpu_cores > 0)
+      fmt::print("node {}: its {} devices are processes sharing {} CPU cores{}\n", n.id, n.num_devices, n.cpu_cores,
+                 n.num_devices > n.cpu_cores ? " (oversubscribed: the cost model bounds compute by the cores)" : "");
 }
 
 void run_describe(const DescribeOptions& o) {

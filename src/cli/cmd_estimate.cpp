@@ -33,6 +33,12 @@ void print_estimate(const model::Model& m, const hw::Cluster& c, const cost::Str
   fmt::print("model {} (seq {}) on {} ({} devices)\n", m.name, m.seq, c.name, c.num_devices());
   fmt::print("strategy {}\n\n", cost::to_cli_string(s));
   fmt::print("iteration time   {}\n", core::format_seconds(e.iteration_time_s));
+  if (e.host.node >= 0)
+    fmt::print("  host CPU bound {} on node {} ({} ranks share {} cores: {} compute / {} + {} waiting in collectives); "
+               "schedule alone {}{}\n",
+               core::format_seconds(e.host.bound_s), e.host.node, e.host.ranks, e.host.cores,
+               core::format_seconds(e.host.busy_s), e.host.cores, core::format_seconds(e.host.blocking_s),
+               core::format_seconds(e.pipeline_time_s), e.host.bound_s > e.pipeline_time_s ? " (the bound binds)" : "");
   fmt::print("throughput       {:.4g} samples/s, {:.4g} tokens/s\n", e.samples_per_s, e.tokens_per_s);
   fmt::print("model FLOP/s     {} per GPU (MFU {})\n", core::format_flops(e.tflops_per_gpu * 1e12), pct(e.mfu));
   fmt::print("peak memory      {} per device, {}\n\n", core::format_bytes(e.peak_memory_bytes),

@@ -33,7 +33,7 @@ struct RunArgs {
 
 struct ProfileArgs {
   std::string model, out = "profile.json", cluster_out, tp = "1,2,4", mbs = "1,2,4,8";
-  int max_group = 8, repeats = 5, threads = 1, devices = 0, concurrency = 1;
+  int max_group = 8, repeats = 5, comm_repeats = 10, threads = 1, devices = 0, concurrency = 0, cpu_cores = -1;
   double timeout_s = 60;
 };
 
@@ -152,8 +152,13 @@ void run_profile_cmd(const ProfileArgs& a) {
   o.max_group = a.max_group;
   if (a.repeats < 1) throw core::InputError("--repeats: must be >= 1");
   o.repeats = a.repeats;
+  o.comm_repeats = a.comm_repeats;
   o.threads = a.threads;
-  o.concurrency = a.concurrency;
+  const int usable = exec::usable_cpu_cores();
+  const int devices = a.devices > 0 ? a.devices : std::max(2, a.max_group);
+  // Default: as many layer-timing processes as the ranks can keep cores busy, min(devices, cores): the layer times
+  // then carry the shared caches and memory bandwidth of a busy host but no time-sharing of a core.
+  o.concurrency = a.concurrency > 0 ? a.concurrency : std::min(devices, usable);
   o.timeout_s = a.timeout_s;
   o.progress = true;
   nlohmann::ordered_json profile;
@@ -167,9 +172,15 @@ void run_profile_cmd(const ProfileArgs& a) {
   fmt::print("wrote {} ({} layer rows, {} collective rows)\n", a.out, profile["layers"].size(),
              profile["collectives"].size());
   if (!a.cluster_out.empty()) {
-    const int devices = a.devices > 0 ? a.devices : std::max(2, a.max_group);
-    write_text(a.cluster_out, exec::local_cluster_json(profile, devices).dump(2) + "\n", "--cluster-out");
-    fmt::print("wrote {} (one node of {} cpu devices)\n", a.cluster_out, devices);
+    // Layer times measured with more processes than cores already include the time-sharing: not counted twice.
+    const int cores = o.concurrency > usable ? 0 : a.cpu_cores >= 0 ? a.cpu_cores : usable;
+    write_text(a.cluster_out, exec::local_cluster_json(profile, devices, cores).dump(2) + "\n", "--cluster-out");
+    if (cores > 0)
+      fmt::print("wrote {} (one node of {} cpu devices sharing {} cores{})\n", a.cluster_out, devices, cores,
+                 devices > cores ? ": the cost model bounds its compute by the cores" : "");
+    else
+      fmt::print("wrote {} (one node of {} cpu devices, no cpu_cores: layer times include the sharing)\n",
+                 a.cluster_out, devices);
   }
 }
 #endif
@@ -218,7 +229,8 @@ void register_exec_commands(CLI::App& app) {
       "profile",
       "Measure this machine for the cost model: forward/backward time of each layer kind of a GPT model per "
       "tensor-parallel degree and micro-batch size (one thread, fp32), and Gloo all-reduce / all-gather / "
-      "reduce-scatter / p2p times on loopback for group sizes 2..--max-group. Writes the profile file that "
+      "reduce-scatter / p2p times on loopback for group sizes 2..--max-group, each timed between compute blocks "
+      "with every rank busy, as in training. Writes the profile file that "
       "`strata estimate/plan --profile` read, and optionally a cluster file for this machine.\n\n"
       "Example: strata profile --model small-gpt --tp 1,2,4 --mbs 1,2,4 --out profile.json --cluster-out "
       "cpu-local.json");
@@ -230,11 +242,20 @@ void register_exec_commands(CLI::App& app) {
   prof->add_option("--devices", pa->devices, "Devices in the --cluster-out node (default --max-group)");
   prof->add_option("--max-group", pa->max_group, "Largest collective group to measure (default 8; 0 = none)");
   prof->add_option("--repeats", pa->repeats, "Timed repetitions per measurement, median kept (default 5)");
+  prof->add_option("--comm-repeats", pa->comm_repeats,
+                   "Timed iterations of each collective's compute-then-collective loop, mean kept, median of 3 rounds (default 10)")
+      ->check(CLI::Range(1, 100000));
   prof->add_option("--threads", pa->threads, "Intra-op threads (default 1, as strata run)")->check(CLI::Range(1, 256));
   prof->add_option("--timeout", pa->timeout_s, "Collective timeout in seconds (default 60)");
+  prof->add_option("--cpu-cores", pa->cpu_cores,
+                   "CPU cores the --cluster-out node's devices share (default: the cores this process may use). "
+                   "With more devices than cores the cost model bounds the node's compute by the cores "
+                   "(docs/cost-model.md, Shared CPU hosts); 0 leaves the field out")
+      ->check(CLI::Range(0, 65536));
   prof->add_option("--concurrency", pa->concurrency,
-                   "Time the layers in N processes at once (default 1). Use the number of ranks you will run when "
-                   "this machine has fewer cores than ranks: each rank then gets a share of a core")
+                   "Time the layers in N processes at once (default: min(devices, cores), every core busy, none "
+                   "shared). With N above this machine's cores the times include time-sharing a core, and the cluster "
+                   "file then has no cpu_cores, so the sharing is not counted twice")
       ->check(CLI::Range(1, 64));
   prof->callback([pa] {
 #ifdef STRATA_WITH_EXEC

@@ -199,7 +199,9 @@ Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s
   }
   const double pipe = pipeline_time(s.schedule, micro, v, t, e);
   for (int st = 0; st < p; ++st) sync[st] = est.stages[st].dp_comm_s + est.stages[st].optimizer_s;
-  est.iteration_time_s = iteration_time(s.schedule, micro, v, t, e, sync);
+  est.pipeline_time_s = iteration_time(s.schedule, micro, v, t, e, sync);
+  est.host = host_cpu_bound(c, est.stages, micro);
+  est.iteration_time_s = std::max(est.pipeline_time_s, est.host.bound_s);
   for (auto& se : est.stages) se.bubble_s = std::max(0.0, pipe - static_cast<double>(micro) * se.time_s);
 
   // Throughput and FLOPs.
@@ -284,6 +286,18 @@ nlohmann::ordered_json to_json(const Estimate& e) {
   j["fits"] = e.fits;
   j["peak_memory_bytes"] = e.peak_memory_bytes;
   if (!e.fits) j["not_fit_reason"] = e.not_fit_reason;
+  j["pipeline_time_s"] = e.pipeline_time_s;
+  if (e.host.node >= 0) {
+    nlohmann::ordered_json h;
+    h["node"] = e.host.node;
+    h["ranks"] = e.host.ranks;
+    h["cpu_cores"] = e.host.cores;
+    h["busy_s"] = e.host.busy_s;
+    h["blocking_s"] = e.host.blocking_s;
+    h["bound_s"] = e.host.bound_s;
+    h["binding"] = e.host.bound_s > e.pipeline_time_s;
+    j["host_cpu_bound"] = h;
+  }
   j["stages"] = nlohmann::ordered_json::array();
   for (const auto& s : e.stages) {
     nlohmann::ordered_json st;

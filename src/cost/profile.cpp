@@ -71,6 +71,7 @@ Profile profile_from_json(const nlohmann::json& j, const std::string& origin) {
       l.mbs = core::opt_positive_int(e, "mbs", wi).value_or(1);
       l.fwd_s = core::get_positive_number(e, "fwd_s", wi);
       l.bwd_s = core::get_positive_number(e, "bwd_s", wi);
+      l.includes_tp_comm = core::opt_bool(e, "includes_tp_comm", wi).value_or(false);
       p.layers.push_back(l);
     }
   }
@@ -133,6 +134,7 @@ nlohmann::ordered_json to_json(const Profile& p) {
     e["mbs"] = l.mbs;
     e["fwd_s"] = l.fwd_s;
     e["bwd_s"] = l.bwd_s;
+    e["includes_tp_comm"] = l.includes_tp_comm;
     j["layers"].push_back(e);
   }
   j["collectives"] = nlohmann::ordered_json::array();
@@ -154,19 +156,20 @@ std::optional<LayerTimes> profile_layer_times(const Profile& p, model::LayerKind
   const ProfileLayer* hi = nullptr;  // smallest mbs >= query
   for (const auto& l : p.layers) {
     if (l.kind != kind || l.hidden != hidden || l.seq != seq || l.tp != tp) continue;
-    if (l.mbs == mbs) return LayerTimes{l.fwd_s, l.bwd_s};
+    if (l.mbs == mbs) return LayerTimes{l.fwd_s, l.bwd_s, l.includes_tp_comm};
     if (l.mbs < mbs) lo = &l;
     if (l.mbs > mbs && !hi) hi = &l;
   }
-  if (lo && hi) {
+  if (lo && hi && lo->includes_tp_comm == hi->includes_tp_comm) {
     const double w = static_cast<double>(mbs - lo->mbs) / static_cast<double>(hi->mbs - lo->mbs);
-    return LayerTimes{lo->fwd_s + w * (hi->fwd_s - lo->fwd_s), lo->bwd_s + w * (hi->bwd_s - lo->bwd_s)};
+    return LayerTimes{lo->fwd_s + w * (hi->fwd_s - lo->fwd_s), lo->bwd_s + w * (hi->bwd_s - lo->bwd_s),
+                      lo->includes_tp_comm};
   }
   const ProfileLayer* near = lo ? lo : hi;
   if (!near) return std::nullopt;
   // Outside the measured range: proportional to mbs from the nearest point.
   const double r = static_cast<double>(mbs) / static_cast<double>(near->mbs);
-  return LayerTimes{near->fwd_s * r, near->bwd_s * r};
+  return LayerTimes{near->fwd_s * r, near->bwd_s * r, near->includes_tp_comm};
 }
 
 std::optional<double> profile_collective_time(const Profile& p, Collective op, int group_size, double bytes) {

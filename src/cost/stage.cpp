@@ -190,7 +190,7 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
   }
   const double recompute_ratio = lc.fwd_flops > 0 ? lc.recompute_flops / lc.fwd_flops : 0.0;
   if (measured) {
-    // Measured per-rank times include the layer's own TP communication.
+    // Measured per-rank times; with includes_tp_comm they also hold the layer's TP collectives (not added below).
     out.fwd_compute_s = measured->fwd_s;
     out.recompute_s = recompute_ratio * measured->fwd_s;
     out.bwd_compute_s = measured->bwd_s + out.recompute_s;
@@ -228,7 +228,7 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
     out.bwd_compute_s = bwd_ratio * (gemm_s + other_s) + 2.0 * elem_s + 2.0 * k.layer_overhead_s + out.recompute_s;
   }
   // ---- tensor-parallel collectives (Megatron: not overlapped) --------------------------------------------------
-  if (s.tp > 1 && !measured) {
+  if (s.tp > 1 && !(measured && measured->includes_tp_comm)) {
     const double msg = lc.tp_message_bytes;
     // With sequence parallelism each all-reduce becomes a reduce-scatter + all-gather pair (same volume).
     const double one = q.sequence_parallel ? 2.0 * (ctx.tp_rs_latency_s + ctx.tp_rs_s_per_byte * msg)

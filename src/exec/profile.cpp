@@ -1,16 +1,20 @@
 // exec/profile: `strata profile` — layer forward/backward timings (this process, one thread, compute only; the
 // tensor-parallel shard shapes without the communication, which the collective rows cover) and Gloo collective
-// timings on loopback (spawned ranks), in the profile format of cost/profile.hpp; plus the cluster file.
+// timings on loopback (spawned ranks, each collective timed inside a compute loop as training meets it), in the
+// profile format of cost/profile.hpp; plus the cluster file.
 #include "strata/exec/profile.hpp"
 
 #include <fmt/format.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
+#include <optional>
 
 #include "launch.hpp"
 #include "rt.hpp"
@@ -88,6 +92,10 @@ double matmul_flops_per_s() {
   return 2.0 * n * n * n / median(t);
 }
 
+// Compute between two timed collectives in the profile's training-like loop: about a tensor-parallel layer half of
+// the CPU models the executor runs (small-gpt: 1–4 ms), long enough for ranks to drift apart as they do in training.
+constexpr double kCommComputeBlock_s = 2e-3;
+
 double copy_bytes_per_s() {
   const Tensor a = torch::randn({8 << 20}), b = torch::empty_like(a);
   std::vector<double> t;
@@ -121,7 +129,7 @@ nlohmann::ordered_json profile_layers(const ProfileOptions& o) {
     f << j.dump(2);
   }
   if (o.progress)
-    fmt::print(stderr, "strata profile: layers in {} concurrent processes (contended speed)\n", o.concurrency);
+    fmt::print(stderr, "strata profile: layers in {} concurrent processes\n", o.concurrency);
   const std::string exe = o.worker_exe.empty() ? detail::self_exe() : o.worker_exe;
   detail::spawn_and_wait(exe, {"exec-worker", "--profile-layers", "--config", config, "--result", result},
                          o.concurrency, o.timeout_s, "layer profiling");
@@ -172,6 +180,7 @@ nlohmann::ordered_json profile_layers_here(const ProfileOptions& o) {
     j["mbs"] = mbs;
     j["fwd_s"] = std::max(t.fwd_s, 1e-9);
     j["bwd_s"] = std::max(t.bwd_s, 1e-9);
+    j["includes_tp_comm"] = false;  // compute only: the collective rows price the TP all-reduces
     rows.push_back(j);
   };
   for (const auto mbs : o.mbs) {
@@ -199,7 +208,9 @@ nlohmann::ordered_json profile_collectives(const ProfileOptions& o) {
     nlohmann::ordered_json j;
     j["max_group"] = o.max_group;
     j["message_bytes"] = o.message_bytes;
-    j["repeats"] = o.repeats;
+    j["repeats"] = o.comm_repeats;
+    // The compute block between collectives: kCommComputeBlock_s of this machine's one-thread matmul speed.
+    j["compute_block_flops"] = kCommComputeBlock_s * matmul_flops_per_s();
     j["timeout_s"] = o.timeout_s;
     std::ofstream f(config);
     f << j.dump(2);
@@ -218,8 +229,9 @@ nlohmann::ordered_json run_profile(const ProfileOptions& o) {
   nlohmann::ordered_json j;
   j["source"] = fmt::format(
       "strata profile of {} on this machine ({} thread(s) per rank, layers timed in {} concurrent process(es), fp32, "
-      "libtorch + Gloo)",
-      o.model.name, o.threads, o.concurrency);
+      "libtorch + Gloo; collectives timed in {} processes between {:g} ms compute blocks, loop time minus compute "
+      "time)",
+      o.model.name, o.threads, o.concurrency, o.max_group, kCommComputeBlock_s * 1e3);
   j["device"] = "cpu";
   j["dtype"] = "fp32";
   j["layers"] = profile_layers(o);
@@ -230,7 +242,14 @@ nlohmann::ordered_json run_profile(const ProfileOptions& o) {
   return j;
 }
 
-nlohmann::ordered_json local_cluster_json(const nlohmann::json& profile, int devices) {
+int usable_cpu_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+nlohmann::ordered_json local_cluster_json(const nlohmann::json& profile, int devices, int cpu_cores) {
   // Loopback link from the p2p rows (time = α + bytes/B, fitted by the cost module's profile reader).
   const cost::Profile p = cost::profile_from_json(profile, "profile");
   double bw = 1e9, latency = 1e-5;
@@ -263,6 +282,7 @@ nlohmann::ordered_json local_cluster_json(const nlohmann::json& profile, int dev
                  {"intra_link", "loopback"},
                  {"nics", 1},
                  {"nic_link", "loopback"}}};
+  if (cpu_cores > 0) j["nodes"][0]["cpu_cores"] = cpu_cores;
   return j;
 }
 
@@ -275,6 +295,7 @@ void profile_worker_main(const std::string& config_path, const std::string& resu
     const int repeats = static_cast<int>(core::get_positive_int(cfg, "repeats", w));
     const double timeout_s = core::get_positive_number(cfg, "timeout_s", w);
     const auto sizes = cfg.at("message_bytes").get<std::vector<double>>();
+    const double block_flops = core::get_positive_number(cfg, "compute_block_flops", w);
     const DistEnv env = dist_env_from_environment();
     rank = env.rank;
     at::set_num_threads(1);
@@ -287,66 +308,94 @@ void profile_worker_main(const std::string& config_path, const std::string& resu
     auto store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
     auto device = c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
     CommStats stats;
-    const auto group = [&](int n) {
+    // Group `block` of n consecutive ranks (ranks block·n .. block·n + n − 1).
+    const auto group = [&](int n, int block) {
       Group g;
-      g.name = fmt::format("profile{}", n);
+      g.name = fmt::format("profile{}-{}", n, block);
       g.size = n;
-      g.rank = env.rank;
+      g.rank = env.rank - block * n;
       g.timeout = timeout;
       g.stats = &stats;
       auto opts = c10d::ProcessGroupGloo::Options::create(timeout);
       opts->devices.push_back(device);
-      g.pg = c10::make_intrusive<c10d::ProcessGroupGloo>(c10::make_intrusive<c10d::PrefixStore>(g.name, store), env.rank,
+      g.pg = c10::make_intrusive<c10d::ProcessGroupGloo>(c10::make_intrusive<c10d::PrefixStore>(g.name, store), g.rank,
                                                           n, opts);
       return g;
     };
-    const Group world = group(env.world_size);
-    auto rows = nlohmann::ordered_json::array();
-    const auto timed = [&](const Group& g, const std::function<void()>& op) {
-      std::vector<double> t;
-      for (int i = 0; i <= repeats; ++i) {
-        barrier(g, "profile barrier");
-        const auto t0 = Clock::now();
-        op();
-        if (i > 0) t.push_back(since(t0));
+    const Group world = group(env.world_size, 0);
+    // Compute block: fixed-size 256×256 matmuls worth compute_block_flops (the same on every rank).
+    const Tensor ma = torch::randn({256, 256}), mb = torch::randn({256, 256});
+    const int mm_count = std::max(1, static_cast<int>(std::lround(block_flops / (2.0 * 256 * 256 * 256))));
+    const auto compute = [&] {
+      for (int i = 0; i < mm_count; ++i) (void)torch::mm(ma, mb);
+    };
+    // Mean seconds per (compute block; op) iteration on this rank, after two warm-up iterations.
+    const auto loop_time = [&](const std::function<void()>& op) {
+      for (int i = 0; i < 2; ++i) {
+        compute();
+        if (op) op();
       }
-      return median(t);
+      const auto t0 = Clock::now();
+      for (int i = 0; i < repeats; ++i) {
+        compute();
+        if (op) op();
+      }
+      return since(t0) / repeats;
+    };
+    // Time of `op` = median over three rounds of (op loop − compute-only loop), the two loops of a round run
+    // back to back so that drifts of the host's load cancel.
+    const auto op_time = [&](const std::function<void()>& op) {
+      std::vector<double> d;
+      for (int round = 0; round < 3; ++round) {
+        const double base = loop_time({});
+        d.push_back(loop_time(op) - base);
+      }
+      return median(d);
+    };
+    auto rows = nlohmann::ordered_json::array();
+    const auto add_row = [&](const char* op, int n, double bytes, double t) {
+      if (env.rank == 0)
+        rows.push_back({{"op", op}, {"group_size", n}, {"bytes", bytes}, {"time_s", std::max(t, 1e-7)}});
     };
     for (int n = 2; n <= max_group; ++n) {
-      if (env.rank < n) {
-        const Group g = n == env.world_size ? world : group(n);
-        for (const double bytes : sizes) {
-          const std::int64_t numel = std::max<std::int64_t>(n, static_cast<std::int64_t>(bytes / 4) / n * n);
-          const double actual = static_cast<double>(numel) * 4;
-          Tensor buf = torch::ones({numel});
-          const double ar = timed(g, [&] { allreduce_sum(buf, g, "profile all-reduce"); });
-          std::vector<Tensor> outs;
-          for (int r = 0; r < n; ++r) outs.push_back(torch::empty({numel / n}));
-          const Tensor part = torch::ones({numel / n});
-          const double ag = timed(g, [&] { allgather(part, outs, g, "profile all-gather"); });
-          std::vector<Tensor> chunks;
-          for (const auto& c : buf.chunk(n)) chunks.push_back(c.contiguous());
-          const double rs = timed(g, [&] { (void)reduce_scatter(chunks, g, "profile reduce-scatter"); });
-          if (env.rank == 0) {
-            rows.push_back({{"op", "allreduce"}, {"group_size", n}, {"bytes", actual}, {"time_s", ar}});
-            rows.push_back({{"op", "allgather"}, {"group_size", n}, {"bytes", actual}, {"time_s", ag}});
-            rows.push_back({{"op", "reduce_scatter"}, {"group_size", n}, {"bytes", actual}, {"time_s", rs}});
-          }
-          if (n == 2) {
-            // One-way p2p time = half a ping-pong round trip.
-            Tensor msg = torch::ones({numel});
-            const double rtt = timed(g, [&] {
-              std::vector<Tensor> v{msg};
-              if (env.rank == 0) {
-                wait_work(g.pg->send(v, 1, 1), g, "profile send");
-                wait_work(g.pg->recv(v, 1, 2), g, "profile recv");
-              } else {
-                wait_work(g.pg->recv(v, 0, 1), g, "profile recv");
-                wait_work(g.pg->send(v, 0, 2), g, "profile send");
-              }
-            });
-            if (env.rank == 0) rows.push_back({{"op", "p2p"}, {"group_size", 2}, {"bytes", actual}, {"time_s", rtt / 2}});
-          }
+      // Every rank takes part: groups of n consecutive ranks run the collective at once (as the dp/tp groups of a
+      // plan do); ranks left over only compute. Time of a collective = loop time − compute-only loop time.
+      const int groups = env.world_size / n;
+      const bool member = env.rank < groups * n;
+      std::optional<Group> g;
+      if (member) g = n == env.world_size ? world : group(n, env.rank / n);
+      barrier(world, "profile barrier");
+      for (const double bytes : sizes) {
+        const std::int64_t numel = std::max<std::int64_t>(n, static_cast<std::int64_t>(bytes / 4) / n * n);
+        const double actual = static_cast<double>(numel) * 4;
+        if (!member) {  // keep the host as busy as the members' loops would find it
+          for (int k = 0; k < 6 * (n == 2 ? 4 : 3); ++k) (void)loop_time({});
+          continue;
+        }
+        Tensor buf = torch::ones({numel});
+        add_row("allreduce", n, actual, op_time([&] { allreduce_sum(buf, *g, "profile all-reduce"); }));
+        std::vector<Tensor> outs;
+        for (int r = 0; r < n; ++r) outs.push_back(torch::empty({numel / n}));
+        const Tensor part = torch::ones({numel / n});
+        add_row("allgather", n, actual, op_time([&] { allgather(part, outs, *g, "profile all-gather"); }));
+        std::vector<Tensor> chunks;
+        for (const auto& c : buf.chunk(n)) chunks.push_back(c.contiguous());
+        add_row("reduce_scatter", n, actual,
+                op_time([&] { (void)reduce_scatter(chunks, *g, "profile reduce-scatter"); }));
+        if (n == 2) {
+          // One-way p2p time = half an exchange (send then receive back).
+          Tensor msg = torch::ones({numel});
+          const double exchange = op_time([&] {
+            std::vector<Tensor> v{msg};
+            if (g->rank == 0) {
+              wait_work(g->pg->send(v, 1, 1), *g, "profile send");
+              wait_work(g->pg->recv(v, 1, 2), *g, "profile recv");
+            } else {
+              wait_work(g->pg->recv(v, 0, 1), *g, "profile recv");
+              wait_work(g->pg->send(v, 0, 2), *g, "profile send");
+            }
+          });
+          add_row("p2p", 2, actual, exchange / 2);
         }
       }
       barrier(world, "profile barrier");

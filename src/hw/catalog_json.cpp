@@ -172,7 +172,7 @@ std::optional<std::vector<std::vector<double>>> bw_matrix_from_json(const Json& 
 
 NodeSpec node_from_json(const Json& j, const JsonWhere& where, const Catalog& catalog, bool require_source) {
   check_keys(j, {"name", "gpu", "gpus", "intra_link", "nics", "nic_link", "intra_bw_matrix",
-                 "intra_bw_matrix_gb_per_s", "source"},
+                 "intra_bw_matrix_gb_per_s", "cpu_cores", "source"},
              where);
   NodeSpec n;
   n.name = required_name(j, where);
@@ -186,6 +186,10 @@ NodeSpec node_from_json(const Json& j, const JsonWhere& where, const Catalog& ca
   n.nics = static_cast<int>(nics);
   n.nic_link = catalog.link(core::get_string(j, "nic_link", where), where.field("nic_link").str()).name;
   n.intra_bw_matrix = bw_matrix_from_json(j, "intra_bw_matrix", static_cast<std::size_t>(n.gpus), where);
+  if (const auto cores = core::opt_positive_int(j, "cpu_cores", where)) {
+    if (*cores > 65536) core::fail(where.field("cpu_cores"), fmt::format("at most 65536 cores per node, got {}", *cores));
+    n.cpu_cores = static_cast<int>(*cores);
+  }
   n.source = source_of(j, where, require_source);
   return n;
 }
@@ -249,6 +253,7 @@ core::OrderedJson to_json(const NodeSpec& n) {
   j["nics"] = n.nics;
   j["nic_link"] = n.nic_link;
   if (n.intra_bw_matrix) j["intra_bw_matrix"] = *n.intra_bw_matrix;
+  if (n.cpu_cores > 0) j["cpu_cores"] = n.cpu_cores;
   j["source"] = n.source;
   return j;
 }

@@ -121,6 +121,7 @@ void add_nodes(Cluster& c, const NodeSpec& spec, int count, const Catalog& catal
     n.nics = spec.nics;
     n.nic = nic;
     n.intra_bw_matrix = spec.intra_bw_matrix;
+    n.cpu_cores = spec.cpu_cores;
     n.first_nic = c.nodes.empty() ? 0 : c.nodes.back().first_nic + c.nodes.back().nics;
     n.rack = c.nodes_per_rack > 0 ? n.id / c.nodes_per_rack : 0;
     for (int i = 0; i < spec.gpus; ++i) {

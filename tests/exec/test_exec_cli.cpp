@@ -80,13 +80,16 @@ TEST(ExecCli, UserErrorsExitTwoWithOneLine) {
 
 TEST(ExecCli, ProfileWritesFilesTheCostModelReads) {
   const auto prof = tmp("profile.json"), cluster = tmp("cluster.json");
-  const auto r = run("profile --model tiny-gpt --tp 1,2 --mbs 1,2 --max-group 3 --repeats 1 --out " + prof +
-                     " --cluster-out " + cluster);
+  const auto r = run("profile --model tiny-gpt --tp 1,2 --mbs 1,2 --max-group 3 --repeats 1 --comm-repeats 2 "
+                     "--devices 4 --cpu-cores 2 --out " + prof + " --cluster-out " + cluster);
   ASSERT_EQ(r.code, 0) << r.out;
   const auto p = strata::cost::load_profile_file(prof);
   EXPECT_EQ(p.device, "cpu");
   EXPECT_EQ(p.layers.size(), 3u * 2u * 2u);  // embedding, transformer, lm_head × tp × mbs
-  for (const auto& l : p.layers) EXPECT_GT(l.fwd_s, 0.0);
+  for (const auto& l : p.layers) {
+    EXPECT_GT(l.fwd_s, 0.0);
+    EXPECT_FALSE(l.includes_tp_comm);  // compute only: the collective rows price the TP all-reduces
+  }
   int p2p = 0, groups3 = 0;
   for (const auto& c : p.collectives) {
     p2p += c.op == strata::cost::Collective::p2p;
@@ -96,8 +99,15 @@ TEST(ExecCli, ProfileWritesFilesTheCostModelReads) {
   EXPECT_GT(groups3, 0);
   EXPECT_TRUE(strata::cost::profile_layer_times(p, strata::model::LayerKind::transformer, 64, 32, 2, 2).has_value());
   const auto c = strata::hw::load_cluster_file(cluster, strata::hw::builtin_catalog());
-  EXPECT_EQ(c.num_devices(), 3);
+  EXPECT_EQ(c.num_devices(), 4);
+  EXPECT_EQ(c.nodes[0].cpu_cores, 2);
   EXPECT_EQ(c.gpu_of(0).name, "cpu-local");
+  // Four ranks on two cores: the estimate on these files reports the host-CPU bound.
+  const auto e = run("estimate --model tiny-gpt --cluster " + cluster + " --profile " + prof +
+                     " --strategy dp=4,gbs=8,dtype=fp32");
+  ASSERT_EQ(e.code, 0) << e.out;
+  EXPECT_NE(e.out.find("host CPU bound"), std::string::npos) << e.out;
+  EXPECT_NE(e.out.find("4 ranks share 2 cores"), std::string::npos) << e.out;
   std::filesystem::remove(prof);
   std::filesystem::remove(cluster);
 }

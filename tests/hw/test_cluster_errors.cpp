@@ -146,5 +146,20 @@ TEST(HwClusterErrors, InlineDefinitionsOverrideBuiltins) {
   EXPECT_EQ(c.nodes[0].nic.source, "defined in o.json");
 }
 
+TEST(HwClusterErrors, CpuCoresOfSharedHosts) {
+  const auto node = [](const std::string& cores) {
+    return R"({"nodes": [{"gpu": "cpu", "gpus": 4, "intra_link": "loopback", "nics": 1, "nic_link": "loopback",
+               "count": 2)" + cores + "}]}";
+  };
+  const Cluster c = cluster_from_json(core::Json::parse(node(R"(, "cpu_cores": 2)")), "c.json", cat());
+  ASSERT_EQ(c.nodes.size(), 2u);
+  EXPECT_EQ(c.nodes[0].cpu_cores, 2);
+  EXPECT_EQ(c.nodes[1].cpu_cores, 2);
+  EXPECT_EQ(cluster_from_json(core::Json::parse(node("")), "c.json", cat()).nodes[0].cpu_cores, 0);  // not shared
+  expect_line_with(json_error(node(R"(, "cpu_cores": 0)")), {"c.json", "cpu_cores", "must be > 0"});
+  expect_line_with(json_error(node(R"(, "cpu_cores": "two")")), {"c.json", "cpu_cores"});
+  expect_line_with(json_error(node(R"(, "cpu_cores": 100000)")), {"c.json", "cpu_cores", "at most 65536"});
+}
+
 }  // namespace
 }  // namespace strata::hw

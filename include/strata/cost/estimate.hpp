@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "strata/cost/host.hpp"
 #include "strata/cost/strategy.hpp"
 #include "strata/hw/cluster.hpp"
 #include "strata/model/model.hpp"
@@ -44,7 +45,9 @@ struct StageEstimate {
 };
 
 struct Estimate {
-  double iteration_time_s = 0;
+  double iteration_time_s = 0;         // max(pipeline_time_s, host.bound_s)
+  double pipeline_time_s = 0;          // the schedule's time with one dedicated device per rank (+ DP sync, optimizer)
+  HostBound host;                      // shared-CPU-host bound (cost/host.hpp); host.node = -1 when none applies
   double samples_per_s = 0, tokens_per_s = 0;
   double tflops_per_gpu = 0;           // model FLOPs (PTD-P count for GPT) / time / GPUs / 1e12
   double mfu = 0;                      // model FLOP/s over peak FLOP/s summed over devices

@@ -23,6 +23,10 @@ struct ProfileLayer {
   std::int64_t hidden = 0, heads = 0, ffn = 0, seq = 0, mbs = 1;
   int tp = 1;
   double fwd_s = 0, bwd_s = 0;
+  // true: the times were measured with the layer's tensor-parallel collectives inside them (an end-to-end layer
+  // timing); false (default, what `strata profile` writes): compute only, and the cost model adds the TP
+  // collectives from the collective rows or the α–β model.
+  bool includes_tp_comm = false;
 };
 
 struct ProfileCollective {
@@ -51,6 +55,7 @@ nlohmann::ordered_json to_json(const Profile& p);
 
 struct LayerTimes {
   double fwd_s = 0, bwd_s = 0;
+  bool includes_tp_comm = false;  // of the row(s) they come from (interpolation needs both rows to agree)
 };
 // Measured times of a layer: exact (kind, hidden, seq, tp, mbs) match, else linear interpolation in mbs between
 // the nearest measured micro-batch sizes of the same (kind, hidden, seq, tp) (extrapolated proportionally from the

@@ -33,6 +33,7 @@ struct Node {
   int rack = 0;                    // inter-node hierarchy: nodes in the same rack share a switch
   std::optional<std::vector<std::vector<double>>> intra_bw_matrix;  // local×local bytes/s
   int first_nic = 0;               // global index of the node's first NIC (NICs numbered node-major)
+  int cpu_cores = 0;               // CPU cores its devices share (NodeSpec::cpu_cores); 0 = not shared
 };
 
 struct Cluster {

@@ -56,6 +56,10 @@ struct NodeSpec {
   // (intra_link still gives the latency). Diagonal ignored; pair bandwidth = min of both directions.
   std::optional<std::vector<std::vector<double>>> intra_bw_matrix;
   std::string source;
+  // CPU cores the node's devices share, for a host whose "devices" are executor processes on CPU cores (the
+  // cpu-local cluster that `strata profile` writes); 0 = every device computes on its own (GPUs). When the node
+  // runs more ranks than cores, the cost model bounds its compute throughput by the cores (cost/host.hpp).
+  int cpu_cores = 0;
 };
 
 struct Catalog {
