@@ -16,6 +16,8 @@ struct Case {
   const char* name;
   const char* strategy;
 };
+// ctest lists the strategy instead of the struct's raw bytes.
+void PrintTo(const Case& c, std::ostream* os) { *os << c.strategy; }
 
 class Equivalence : public ::testing::TestWithParam<Case> {};
 
