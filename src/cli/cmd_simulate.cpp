@@ -6,12 +6,14 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "commands.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/json.hpp"
 #include "strata/core/text.hpp"
+#include "strata/cost/profile.hpp"
 #include "strata/cost/strategy.hpp"
 #include "strata/hw/cluster.hpp"
 #include "strata/model/model.hpp"
@@ -22,7 +24,7 @@ namespace strata::cli {
 namespace {
 
 struct SimulateArgs {
-  std::string plan, model, cluster, strategy, strategy_file, trace;
+  std::string plan, model, cluster, strategy, strategy_file, trace, profile;
   std::int64_t seq = 0;
   int iterations = 0;
   double overlap_slowdown = 0;
@@ -59,6 +61,8 @@ nlohmann::ordered_json to_json(const model::Model& m, const hw::Cluster& c, cons
   j["relative_difference"] = r.estimate.iteration_time_s > 0
                                  ? (res.iteration_time_s - r.estimate.iteration_time_s) / r.estimate.iteration_time_s
                                  : 0.0;
+  j["analytical_schedule_time_s"] = r.estimate.pipeline_time_s;  // without the host-CPU bound (not simulated)
+  if (r.estimate.host.node >= 0) j["host_cpu_bound_s"] = r.estimate.host.bound_s;
   j["bubble_fraction"] = res.bubble_fraction;
   j["analytical_peak_memory_bytes"] = r.estimate.peak_memory_bytes;
   j["makespan_s"] = res.makespan_s;
@@ -107,6 +111,11 @@ void print_human(const model::Model& m, const hw::Cluster& c, const cost::Strate
                  : "");
   fmt::print("analytical estimate   {}  (simulated {:+.1f}%)\n", core::format_seconds(est),
              est > 0 ? 100.0 * (res.iteration_time_s - est) / est : 0.0);
+  if (r.estimate.host.node >= 0 && r.estimate.host.bound_s > r.estimate.pipeline_time_s)
+    fmt::print("                      (= the host-CPU bound: {} ranks share {} cores on node {}. The simulator gives "
+               "every rank its own device; compare with the schedule alone, {})\n",
+               r.estimate.host.ranks, r.estimate.host.cores, r.estimate.host.node,
+               core::format_seconds(r.estimate.pipeline_time_s));
   fmt::print("bubble fraction       {:.1f}% of the iteration idle on compute streams (mean over devices)\n",
              100.0 * res.bubble_fraction);
   fmt::print("link contention       {} of flow time lost to shared links; overlap slowdown {}\n",
@@ -161,6 +170,11 @@ void run_simulate(const SimulateArgs& a) {
   opt.iterations = a.iterations;
   opt.overlap_slowdown = a.overlap_slowdown;
   opt.bucket_bytes = a.bucket_mb * 1e6;
+  std::optional<cost::Profile> profile;
+  if (!a.profile.empty()) {
+    profile = cost::load_profile_file(a.profile);
+    opt.cost.profile = &*profile;
+  }
   sim::SimOptions so;
   so.keep_timeline = !a.trace.empty();
   so.record_memory_timeline = !a.trace.empty();
@@ -209,6 +223,8 @@ void register_simulate_command(CLI::App& app) {
                                        "compute and communication streams; open in Perfetto)");
   cmd->add_option("--overlap-slowdown", a->overlap_slowdown,
                   "Compute slowdown while DP traffic overlaps it (default: the cost model's constant, 1.3)");
+  cmd->add_option("--profile", a->profile,
+                  "Measured profile JSON (`strata profile`): task durations from its rows, as in `strata estimate`");
   cmd->add_option("--bucket-mb", a->bucket_mb, "DP gradient bucket size in MB (default 50; at most 16 per chunk)");
   cmd->add_flag("--json", a->json, "Print JSON (iteration_time_s, analytical_iteration_time_s, bubble_fraction, "
                                    "peak_memory_bytes[per device], peak_memory_time_s[], devices[])");

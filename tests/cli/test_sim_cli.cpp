@@ -120,3 +120,31 @@ TEST(SimCli, HelpTeaches) {
   for (const char* s : {"--plan", "--trace", "--iterations", "Example", "Perfetto"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s;
 }
+
+// A measured profile drives the task durations, and on a host with more ranks than cores the output says that the
+// analytical figure is the host-CPU bound while the simulator plays the schedule alone.
+TEST(SimCli, ProfileAndSharedCpuHost) {
+  const std::string profile = temp_path(".json"), cluster = temp_path(".json");
+  std::ofstream(profile) << R"({"layers": [
+      {"kind": "embedding", "hidden": 64, "seq": 32, "fwd_s": 1e-4, "bwd_s": 1e-4},
+      {"kind": "transformer", "hidden": 64, "seq": 32, "fwd_s": 1e-2, "bwd_s": 2e-2},
+      {"kind": "lm_head", "hidden": 64, "seq": 32, "fwd_s": 5e-3, "bwd_s": 1e-2}]})";
+  std::ofstream(cluster) << R"({"nodes": [{"gpu": "cpu", "gpus": 4, "intra_link": "loopback", "nics": 1,
+                                           "nic_link": "loopback", "cpu_cores": 2, "count": 1}]})";
+  const std::string args = "simulate --model tiny-gpt --cluster " + cluster + " --profile " + profile +
+                           " --strategy dp=4,gbs=8,mbs=1,dtype=fp32";
+  const auto r = sim_run(args + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const double sim = j["iteration_time_s"], schedule = j["analytical_schedule_time_s"];
+  // 2 micro-batches of 4·30 ms + 15 ms + 0.2 ms per rank: the simulator follows the profile, not the roofline.
+  EXPECT_NEAR(schedule, 2 * 0.1352, 0.05 * schedule);
+  EXPECT_NEAR(sim, schedule, 0.05 * schedule);
+  // Four ranks on two cores: twice the per-rank compute, at least.
+  EXPECT_GE(j["host_cpu_bound_s"].get<double>(), 2 * 2 * 0.1352);
+  EXPECT_DOUBLE_EQ(j["analytical_iteration_time_s"].get<double>(), j["host_cpu_bound_s"].get<double>());
+  const auto human = sim_run(args);
+  EXPECT_NE(human.out.find("host-CPU bound: 4 ranks share 2 cores"), std::string::npos) << human.out;
+  std::remove(profile.c_str());
+  std::remove(cluster.c_str());
+}
