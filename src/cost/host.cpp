@@ -8,10 +8,7 @@
 namespace strata::cost {
 
 HostBound host_cpu_bound(const hw::Cluster& c, const std::vector<StageEstimate>& stages, std::int64_t micro) {
-  // GPU clusters (no cpu_cores) return at once: estimate() is the planner's hot path.
-  if (std::none_of(c.nodes.begin(), c.nodes.end(),
-                   [](const hw::Node& n) { return n.cpu_cores > 0 && n.num_devices > n.cpu_cores; }))
-    return {};
+  if (!c.has_oversubscribed_cpu_node) return {};  // GPU clusters: estimate() is the planner's hot path
   const auto m = static_cast<double>(micro);
   std::vector<double> busy(c.nodes.size(), 0.0), blocking(c.nodes.size(), 0.0);
   std::vector<int> ranks(c.nodes.size(), 0);

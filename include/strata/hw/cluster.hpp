@@ -46,6 +46,9 @@ struct Cluster {
   int nodes_per_rack = 0;                 // 0 = all nodes in one rack
   // Optional full device×device bandwidth matrix (bytes/s) that overrides every other bandwidth (AMP's input).
   std::optional<std::vector<std::vector<double>>> bw_matrix;
+  // Some node runs more devices than its cpu_cores (set by add_nodes): lets the cost model skip its host-CPU bound
+  // without scanning the nodes on every estimate.
+  bool has_oversubscribed_cpu_node = false;
 
   int num_devices() const { return static_cast<int>(devices.size()); }
   const GpuSpec& gpu_of(int device) const { return gpu_types[devices[device].gpu_type]; }
