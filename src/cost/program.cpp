@@ -26,6 +26,41 @@ std::string_view to_string(ProgramOpKind k) {
   return "?";
 }
 
+ProgramOpKind parse_program_op_kind(std::string_view text, const core::JsonWhere& where) {
+  for (int k = 0; k <= static_cast<int>(ProgramOpKind::param_gather); ++k)
+    if (to_string(static_cast<ProgramOpKind>(k)) == text) return static_cast<ProgramOpKind>(k);
+  core::fail(where, fmt::format("unknown program op '{}'", text));
+}
+
+nlohmann::ordered_json to_json(const ProgramOp& op) {
+  nlohmann::ordered_json j;
+  j["op"] = std::string(to_string(op.kind));
+  if (op.micro >= 0) j["micro"] = op.micro;
+  if (op.chunk >= 0) j["chunk"] = op.chunk;
+  if (op.peer_stage >= 0) j["peer"] = op.peer_stage;
+  j["iteration"] = op.iteration;
+  if (op.weight_version >= 0) j["version"] = op.weight_version;
+  if (op.window >= 0) j["window"] = op.window;
+  if (op.opens_window) j["opens"] = true;
+  if (op.closes_window) j["closes"] = true;
+  return j;
+}
+
+ProgramOp program_op_from_json(const nlohmann::json& j, const core::JsonWhere& where) {
+  core::expect_object(j, where);
+  ProgramOp op;
+  op.kind = parse_program_op_kind(core::get_string(j, "op", where), where.field("op"));
+  op.micro = core::has_field(j, "micro") ? core::get_int(j, "micro", where) : -1;
+  op.chunk = core::has_field(j, "chunk") ? static_cast<int>(core::get_int(j, "chunk", where)) : -1;
+  op.peer_stage = core::has_field(j, "peer") ? static_cast<int>(core::get_int(j, "peer", where)) : -1;
+  op.iteration = core::get_int(j, "iteration", where);
+  op.weight_version = core::has_field(j, "version") ? core::get_int(j, "version", where) : -1;
+  op.window = core::has_field(j, "window") ? core::get_int(j, "window", where) : -1;
+  op.opens_window = core::opt_bool(j, "opens", where).value_or(false);
+  op.closes_window = core::opt_bool(j, "closes", where).value_or(false);
+  return op;
+}
+
 std::int64_t two_bw_version(std::int64_t k, std::int64_t m) { return std::max<std::int64_t>(k / m - 1, 0); }
 
 ProgramShape program_shape(const Strategy& s, int iterations, std::int64_t first_iteration) {

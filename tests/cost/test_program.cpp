@@ -6,6 +6,7 @@
 #include <random>
 
 #include "strata/cost/program.hpp"
+#include "strata/core/error.hpp"
 #include "strata/cost/stage.hpp"
 
 using namespace strata;
@@ -183,4 +184,49 @@ TEST(Program, BrokenProgramsAreCaught) {
   EXPECT_NE(check_program(version).find("weight version"), std::string::npos) << check_program(version);
   EXPECT_THROW(build_program({Schedule::interleaved, 4, 2, 6, 1, 0, 0}), std::invalid_argument);
   EXPECT_THROW(build_program({Schedule::one_f_one_b, 4, 2, 8, 1, 0, 0}), std::invalid_argument);
+}
+
+namespace {
+std::vector<ProgramOp> compute_ops(const PipelineProgram& prog, int stage) {
+  std::vector<ProgramOp> out;
+  for (const auto& op : prog.stages[stage].ops)
+    if (op.kind == ProgramOpKind::forward || op.kind == ProgramOpKind::backward) out.push_back(op);
+  return out;
+}
+}  // namespace
+
+TEST(Program, OneFOneBWarmupDepth) {
+  // PipeDream-Flush: stage s runs pp−s−1 forwards before its first backward and keeps at most pp−s in flight.
+  const int pp = 4;
+  const auto prog = build_program({Schedule::one_f_one_b, pp, 1, 8, 1, 0, 0});
+  for (int s = 0; s < pp; ++s) {
+    const auto ops = compute_ops(prog, s);
+    int warm = 0;
+    while (ops[warm].kind == ProgramOpKind::forward) ++warm;
+    EXPECT_EQ(warm, pp - s) << "stage " << s;  // warm-up forwards + the first steady forward
+    EXPECT_EQ(prog.stages[s].max_in_flight, pp - s);
+  }
+}
+
+TEST(Program, InterleavedFollowsMegatronOrder) {
+  // pp = 2, v = 2, m = 4: forwards go through chunk 0 for micro-batches 0,1, then chunk 1 for 0,1, then 2,3...
+  const auto ops = compute_ops(build_program({Schedule::interleaved, 2, 2, 4, 1, 0, 0}), 0);
+  std::vector<std::pair<std::int64_t, int>> fwd;
+  for (const auto& op : ops)
+    if (op.kind == ProgramOpKind::forward) fwd.push_back({op.micro, op.chunk});
+  const std::vector<std::pair<std::int64_t, int>> expect = {{0, 0}, {1, 0}, {0, 1}, {1, 1},
+                                                            {2, 0}, {3, 0}, {2, 1}, {3, 1}};
+  EXPECT_EQ(fwd, expect);
+  // Stage 0 warms up with (pp−1)·2 + (v−1)·pp = 4 forwards, then one more before its first backward, which is
+  // chunk 1 (the model's last chunk on stage 0).
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(ops[i].kind, ProgramOpKind::forward) << i;
+  EXPECT_EQ(ops[5].kind, ProgramOpKind::backward);
+  EXPECT_EQ(ops[5].chunk, 1);
+}
+
+TEST(Program, OpJsonRoundTrip) {
+  const auto prog = build_program({Schedule::two_bw, 3, 1, 4, 2, 1, 2});
+  for (const auto& st : prog.stages)
+    for (const auto& op : st.ops) EXPECT_EQ(program_op_from_json(to_json(op), {"test", ""}), op);
+  EXPECT_THROW(program_op_from_json(nlohmann::json{{"op", "jump"}, {"iteration", 0}}, {"test", ""}), core::InputError);
 }

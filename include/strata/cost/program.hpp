@@ -21,6 +21,9 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "strata/core/json.hpp"
 #include "strata/cost/strategy.hpp"
 
 namespace strata::cost {
@@ -38,6 +41,7 @@ enum class ProgramOpKind : std::uint8_t {
   param_gather,     // ZeRO-1/2: all-gather the updated parameter shards after the step
 };
 std::string_view to_string(ProgramOpKind k);
+ProgramOpKind parse_program_op_kind(std::string_view text, const core::JsonWhere& where);  // InputError otherwise
 
 struct ProgramOp {
   ProgramOpKind kind = ProgramOpKind::forward;
@@ -51,6 +55,11 @@ struct ProgramOp {
   bool closes_window = false;        // backward: the last of its chunk in its window (releases the DP buckets)
   bool operator==(const ProgramOp&) const = default;
 };
+
+// JSON form of one op (the executor's record of what it ran): {"op": "forward", "micro": 3, "chunk": 0, ...};
+// fields at their defaults are left out.
+nlohmann::ordered_json to_json(const ProgramOp& op);
+ProgramOp program_op_from_json(const nlohmann::json& j, const core::JsonWhere& where);
 
 struct StageProgram {
   int stage = 0;
