@@ -61,6 +61,22 @@ ProgramOp program_op_from_json(const nlohmann::json& j, const core::JsonWhere& w
   return op;
 }
 
+nlohmann::ordered_json to_json(const PipelineProgram& prog) {
+  const auto& sh = prog.shape;
+  nlohmann::ordered_json j;
+  j["shape"] = {{"schedule", std::string(to_string(sh.schedule))}, {"p", sh.p}, {"v", sh.v}, {"m", sh.m},
+                {"iterations", sh.iterations}, {"first_iteration", sh.first_iteration}, {"zero", sh.zero_stage}};
+  auto stages = nlohmann::ordered_json::array();
+  for (const auto& st : prog.stages) {
+    auto ops = nlohmann::ordered_json::array();
+    for (const auto& op : st.ops) ops.push_back(to_json(op));
+    stages.push_back({{"stage", st.stage}, {"max_weight_versions", st.max_weight_versions},
+                      {"max_in_flight", st.max_in_flight}, {"ops", std::move(ops)}});
+  }
+  j["stages"] = std::move(stages);
+  return j;
+}
+
 std::int64_t two_bw_version(std::int64_t k, std::int64_t m) { return std::max<std::int64_t>(k / m - 1, 0); }
 
 ProgramShape program_shape(const Strategy& s, int iterations, std::int64_t first_iteration) {

@@ -84,6 +84,10 @@ struct PipelineProgram {
   std::vector<StageProgram> stages;  // size p
 };
 
+// JSON form of the whole program: {"shape": {...}, "stages": [{"stage": 0, "max_weight_versions": 1,
+// "max_in_flight": 4, "ops": [...]}, ...]} (`strata simulate --program-out`).
+nlohmann::ordered_json to_json(const PipelineProgram& prog);
+
 // The shape of a (complete) strategy's run.
 ProgramShape program_shape(const Strategy& s, int iterations, std::int64_t first_iteration = 0);
 
