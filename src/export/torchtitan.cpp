@@ -102,9 +102,9 @@ std::string torchtitan_toml(const model::Model& m, const hw::Cluster& c, const c
                    shard ? 1 : s.dp, shard ? s.dp : 1);
   if (shard) t += fmt::format("fsdp_reshard_after_forward = \"{}\"\n", s.zero_stage == 3 ? "always" : "never");
   t += fmt::format("tensor_parallel_degree = {}\npipeline_parallel_degree = {}\n", s.tp, s.pp);
+  t += fmt::format("pipeline_parallel_schedule = \"{}\"\n", schedule_name(s));  // (pp = 1: kept for the round trip)
   if (s.pp > 1) {
-    t += fmt::format("pipeline_parallel_schedule = \"{}\"\npipeline_parallel_microbatch_size = {}\n", schedule_name(s),
-                     s.micro_batch);
+    t += fmt::format("pipeline_parallel_microbatch_size = {}\n", s.micro_batch);
     t += "module_fqns_per_model_part = " + fqn_parts(s, static_cast<int>(m.layers.size())) + "\n";
   }
   t += fmt::format("\n[activation_checkpoint]\nmode = \"{}\"\n", model::to_string(s.recompute));

@@ -29,7 +29,8 @@ inline nlohmann::json load_facts(const std::string& file) {
 inline const std::map<std::string, nlohmann::json>& megatron_options() {
   static const auto table = [] {
     std::map<std::string, nlohmann::json> t;
-    for (const auto& e : load_facts("megatron_args.json").at("entries"))
+    const auto facts = load_facts("megatron_args.json");
+    for (const auto& e : facts.at("entries"))
       for (const auto& o : e.at("option_strings")) t[o.get<std::string>()] = e;
     return t;
   }();
@@ -64,7 +65,8 @@ inline std::string check_value(const nlohmann::json& e, const std::string& value
 inline const std::map<std::string, nlohmann::json>& torchtitan_fields() {
   static const auto table = [] {
     std::map<std::string, nlohmann::json> t;
-    for (const auto& e : load_facts("torchtitan_config.json").at("snapshots").at("toml_last").at("entries"))
+    const auto facts = load_facts("torchtitan_config.json");
+    for (const auto& e : facts.at("snapshots").at("toml_last").at("entries"))
       t[e.at("section").get<std::string>() + "." + e.at("field").get<std::string>()] = e;
     return t;
   }();
