@@ -167,7 +167,9 @@ std::string megatron_args_text(const model::Model& m, const hw::Cluster& c, cons
       m.name, c.name, c.num_devices(), s.dp, cost::to_cli_string(s));
   for (std::size_t i = 0; i < a.size(); ++i) {
     const bool has_value = i + 1 < a.size() && a[i + 1].rfind("--", 0) != 0;
-    out += has_value ? fmt::format("{} {}", a[i], a[i + 1]) : a[i];
+    // Quote values the shell would split or interpret (the layout's '|').
+    const bool quote = has_value && a[i + 1].find_first_of("|*()") != std::string::npos;
+    out += has_value ? a[i] + " " + (quote ? "'" + a[i + 1] + "'" : a[i + 1]) : a[i];
     if (has_value) ++i;
     out += i + 1 < a.size() ? " \\\n" : "\n";
   }
