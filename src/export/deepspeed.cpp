@@ -97,7 +97,8 @@ std::int64_t int_at(const core::Json& obj, const std::string& key, const std::st
 }
 
 bool enabled(const core::Json& j, const std::string& key) {
-  return j.contains(key) && j.at(key).is_object() && j.at(key).value("enabled", false) == true;
+  if (!j.contains(key) || !j.at(key).is_object() || !j.at(key).contains("enabled")) return false;
+  return j.at(key).at("enabled").is_boolean() && j.at(key).at("enabled").get<bool>();
 }
 
 }  // namespace
@@ -131,7 +132,10 @@ Imported import_deepspeed_json(std::string_view text, const std::string& origin)
   if (s.zero_stage > 3) throw core::InputError(fmt::format("{}: zero_optimization.stage: must be 0..3", origin));
   const core::Json tp = j.value("tensor_parallel", core::Json::object());
   s.tp = static_cast<int>(int_at(tp, "autotp_size", origin + ": tensor_parallel", 0, 0));
-  if (s.tp == 0) s.tp = static_cast<int>(int_at(tp.value("tp", core::Json::object()), "tp_size", origin + ": tensor_parallel.tp", 1, 1));
+  if (s.tp == 0) {
+    const core::Json inner = tp.is_object() ? tp.value("tp", core::Json::object()) : core::Json::object();
+    s.tp = static_cast<int>(int_at(inner, "tp_size", origin + ": tensor_parallel.tp", 1, 1));
+  }
   const core::Json pipe = j.value("pipeline", core::Json::object());
   s.pp = pipe.is_object() && pipe.contains("stages") && pipe.at("stages").is_number_integer()
              ? static_cast<int>(int_at(pipe, "stages", origin + ": pipeline", 1, 1))

@@ -236,7 +236,13 @@ Imported import_megatron_args(std::string_view args, const std::string& origin) 
   s.global_batch = f.num("--global-batch-size", 0);
   if (s.global_batch == 0) f.fail("--global-batch-size", "needed (Megatron's default mbs·dp depends on the world size)");
   im.shape = shape_of(f);
+  if (f.num("--num-layers", 1) > model::kMaxModelLayers)
+    f.fail("--num-layers", fmt::format("must be <= {}", model::kMaxModelLayers));
+  if (s.tp > hw::kMaxClusterDevices || s.pp > hw::kMaxClusterDevices)
+    f.fail("--pipeline-model-parallel-size", "tp or pp larger than any cluster strata accepts");
   const int layers = im.shape ? static_cast<int>(im.shape->layers) : static_cast<int>(f.num("--num-layers", 0));
+  if (f.num("--num-virtual-stages-per-pipeline-rank", 1) > model::kMaxModelLayers)
+    f.fail("--num-virtual-stages-per-pipeline-rank", "more virtual stages than any model has layers");
   s.virtual_stages = static_cast<int>(f.num("--num-virtual-stages-per-pipeline-rank", 1));
   if (f.has("--num-layers-per-virtual-pipeline-stage")) {
     const auto n = f.num("--num-layers-per-virtual-pipeline-stage", 1);
@@ -245,6 +251,8 @@ Imported import_megatron_args(std::string_view args, const std::string& origin) 
     s.virtual_stages = static_cast<int>(layers / s.pp / n);
   }
   if (layers < 1 && (s.pp > 1 || s.virtual_stages > 1)) f.fail("--num-layers", "required to read the pipeline split");
+  if (static_cast<std::int64_t>(s.pp) * s.virtual_stages > layers + 2 && layers >= 1)
+    f.fail("--pipeline-model-parallel-size", "more pipeline chunks (pp·vpp) than layers");
   if (layers >= 1) s.split = split_of(f, layers, s.pp, s.virtual_stages);
   s.schedule = s.virtual_stages > 1 ? cost::Schedule::interleaved : cost::Schedule::one_f_one_b;
   s.sequence_parallel = f.has("--sequence-parallel");

@@ -2,6 +2,8 @@
 // have, not only what strata writes) read back into the strategy their engine would run — closed forms.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "strata/core/error.hpp"
 #include "strata/export/export.hpp"
 #include "strata/plan/search.hpp"
@@ -108,6 +110,36 @@ TEST(ExportImport, DemoPlanRoundTripsThroughEveryEngineThatExpressesIt) {
   }
   EXPECT_EQ(exported, 5);
   EXPECT_EQ(ex::unexpressible_feature(ex::Engine::megatron, m, c, best), "") << cost::to_cli_string(best);
+}
+
+}  // namespace
+
+namespace {
+
+// Mutated configs (byte flips, truncations) must be read or rejected with an InputError, never anything else.
+TEST(ExportImport, MutatedConfigsOnlyEverThrowInputError) {
+  const auto m = model::zoo_model("small-gpt");
+  const auto c = hw::resolve_cluster("dgx-a100:1", hw::builtin_catalog());
+  const auto s = cost::complete_strategy(cost::parse_strategy("tp=2,pp=2,v=2,mbs=1,gbs=16,zero=1,sp=on,recompute=full"), m, c);
+  std::mt19937 rng(7);
+  const char alphabet[] = "[]{}\"'=,.|*()#\\\n -0123456789tELabcxyz";
+  for (ex::Engine e : {ex::Engine::megatron, ex::Engine::torchtitan, ex::Engine::deepspeed, ex::Engine::torchrun}) {
+    const auto near = ex::closest_expressible(e, m, c, s);
+    const std::string base = ex::export_strategy(e, m, c, near).text;
+    for (int i = 0; i < 400; ++i) {
+      std::string t = base;
+      for (int k = 0; k < 1 + static_cast<int>(rng() % 4); ++k) t[rng() % t.size()] = alphabet[rng() % (sizeof(alphabet) - 1)];
+      if (rng() % 5 == 0) t.resize(rng() % t.size());
+      try {
+        const auto im = e == ex::Engine::megatron     ? ex::import_megatron_args(t, "t")
+                        : e == ex::Engine::torchtitan ? ex::import_torchtitan_toml(t, "t")
+                        : e == ex::Engine::deepspeed  ? ex::import_deepspeed_json(t, "t")
+                                                      : ex::import_launch_script(t, "t", c);
+        (void)cost::complete_strategy(im.strategy, m, c);
+      } catch (const strata::core::InputError&) {
+      }
+    }
+  }
 }
 
 }  // namespace
