@@ -87,7 +87,7 @@ std::string launch_script(Engine e, const model::Model& m, const hw::Cluster& c,
   if (e == Engine::torchrun) {
     t += fmt::format("# Run on every host: NODE=<its cluster node index> MASTER_ADDR=<host of node {}> {}\n",
                      blocks.front().node, "launch_torchrun.sh");
-    t += "strata_node \"${NODE:?set NODE to this host's cluster node index}\"\n";
+    t += "strata_node \"${NODE:?set NODE to the cluster node index of this host}\"\n";
   } else {
     t += fmt::format("# Slurm lists the allocation in SLURM_JOB_NODELIST order: host i = cluster node i.\n"
                      "MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | sed -n '{}p')\n",

@@ -2,7 +2,11 @@
 // have, not only what strata writes) read back into the strategy their engine would run — closed forms.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <random>
+#include <sstream>
 
 #include "strata/core/error.hpp"
 #include "strata/export/export.hpp"
@@ -140,6 +144,33 @@ TEST(ExportImport, MutatedConfigsOnlyEverThrowInputError) {
       }
     }
   }
+}
+
+}  // namespace
+
+namespace {
+
+// The torchrun script runs under bash with a stub `torchrun` that prints what it got: node 1 (the first node
+// of the placement) gets node_rank 0 and its GPUs in the placement's local order, and the Megatron arguments
+// pass through intact (the layout's '|' quoted).
+TEST(ExportLaunch, TorchrunScriptRunsUnderBashWithThePlacementsDevices) {
+  if (std::system("bash -c true >/dev/null 2>&1") != 0) GTEST_SKIP() << "no bash";
+  const auto m = model::zoo_model("small-gpt");
+  const auto c = hw::resolve_cluster("dgx-a100:2", hw::builtin_catalog());
+  const auto s = cost::complete_strategy(
+      cost::parse_strategy("tp=2,pp=4,mbs=1,gbs=16,split=2+2+5+1,place=9+8+11+10+13+12+15+14+0+1+2+3+4+5+6+7"), m, c);
+  const std::string dir = "/tmp/strata_export_launch_test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/launch.sh") << ex::export_strategy(ex::Engine::torchrun, m, c, s).text;
+  std::ofstream(dir + "/torchrun") << "#!/usr/bin/env bash\necho \"CVD=$CUDA_VISIBLE_DEVICES\" \"$@\"\n";
+  std::filesystem::permissions(dir + "/torchrun", std::filesystem::perms::owner_all);
+  const std::string cmd = "cd " + dir + " && NODE=1 MASTER_ADDR=h0 PATH=" + dir + ":$PATH bash launch.sh > out.txt 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::stringstream out;
+  out << std::ifstream(dir + "/out.txt").rdbuf();
+  EXPECT_NE(out.str().find("CVD=1,0,3,2,5,4,7,6 --nnodes=2 --nproc-per-node=8 --node-rank=0"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("--pipeline-model-parallel-layout Et|tt|ttttt|L"), std::string::npos) << out.str();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
