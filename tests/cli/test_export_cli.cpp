@@ -10,6 +10,7 @@
 #include "cli_run.hpp"
 
 using strata_test::run_cli;
+using strata_test::Stderr;
 
 namespace {
 
@@ -56,6 +57,23 @@ TEST(ExportCli, PlanCompareToMegatronCommandLine) {
   EXPECT_NE(r.out.find("Your config (megatron"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("x faster than your config"), std::string::npos) << r.out;
   std::remove(file.c_str());
+}
+
+TEST(ExportCli, PlanExportAndOutDirectory) {
+  auto r = run_cli("plan --model small-gpt --cluster dgx-a100:1 --gbs 16 --top 1 --export deepspeed --closest-free", Stderr::separate);
+  EXPECT_EQ(r.code, 2);  // an unknown flag stays an error
+  r = run_cli("plan --model small-gpt --cluster dgx-a100:1 --gbs 16 --top 1 --space 3d --export megatron --json /tmp/strata_export_test_p.json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("--micro-batch-size"), std::string::npos) << r.out;
+  const std::string dir = "/tmp/strata_export_test_dir";
+  r = run_cli("export --plan /tmp/strata_export_test_p.json --to torchrun --out " + dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(std::ifstream(dir + "/launch_torchrun.sh").good());
+  r = run_cli("estimate --model small-gpt --cluster dgx-a100:1 --from-file " + dir + "/launch_torchrun.sh");
+  EXPECT_EQ(r.code, 0) << r.err;
+  std::remove((dir + "/launch_torchrun.sh").c_str());
+  std::remove(dir.c_str());
+  std::remove("/tmp/strata_export_test_p.json");
 }
 
 }  // namespace
