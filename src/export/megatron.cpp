@@ -118,10 +118,14 @@ void megatron_closest(const model::Model& m, cost::Strategy& s) {
   if (s.dtype == hw::Dtype::tf32) s.dtype = hw::Dtype::fp32;
   if (!s.recompute_layers.empty()) {
     const int most = *std::max_element(s.recompute_layers.begin(), s.recompute_layers.end());
-    if (s.recompute != model::Recompute::full || s.virtual_stages > 1 || most < 1)
+    const auto blocks = blocks_per_chunk(s);  // v = 1 here: one chunk per stage
+    const bool fits_everywhere = std::all_of(blocks.begin(), blocks.end(), [&](int b) { return b >= most; });
+    // Recompute at least as much everywhere: the largest count on every stage, or every layer.
+    if (s.recompute != model::Recompute::full || s.virtual_stages > 1 || most < 1 || !fits_everywhere ||
+        blocks.size() != s.recompute_layers.size())
       s.recompute_layers.clear();
     else
-      s.recompute_layers.assign(s.recompute_layers.size(), most);  // recompute at least as much everywhere
+      s.recompute_layers.assign(s.recompute_layers.size(), most);
   }
 }
 

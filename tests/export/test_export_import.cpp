@@ -174,3 +174,16 @@ TEST(ExportLaunch, TorchrunScriptRunsUnderBashWithThePlacementsDevices) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(ExportClosest, MegatronRlayersBecomeTheLargestCountOrEveryLayer) {
+  const auto m = model::zoo_model("small-gpt");  // 8 blocks
+  const auto c = hw::resolve_cluster("dgx-a100:1", hw::builtin_catalog());
+  auto s = cost::complete_strategy(cost::parse_strategy("tp=2,pp=2,gbs=8,recompute=full,rlayers=1+3,split=5+5"), m, c);
+  EXPECT_EQ(ex::closest_expressible(ex::Engine::megatron, m, c, s).recompute_layers, (std::vector<int>{3, 3}));
+  s = cost::complete_strategy(cost::parse_strategy("tp=2,pp=2,gbs=8,recompute=full,rlayers=1+6,split=3+7"), m, c);
+  EXPECT_TRUE(ex::closest_expressible(ex::Engine::megatron, m, c, s).recompute_layers.empty());  // stage 0 holds 2
+}
+
+}  // namespace
