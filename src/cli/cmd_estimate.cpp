@@ -150,10 +150,15 @@ void register_estimate_commands(CLI::App& app) {
   est->add_option("--from", args->from,
                   "Cost an engine config: --from megatron \"ARGS\" (also torchtitan/deepspeed with the file's text); "
                   "docs/export.md")
-      ->expected(2);
+      ->expected(1, 2);
+  est->allow_extras();  // an ARGS string that starts with "--" reaches us as an extra (checked below)
   est->add_option("--from-file", args->from_file,
                   "Cost an engine config file: Megatron args, torchtitan TOML, DeepSpeed JSON or a launch script");
-  est->callback([args] {
+  est->callback([args, est] {
+    auto extras = est->remaining();
+    if (!extras.empty() && args->from.size() != 1)
+      throw core::InputError(fmt::format("estimate: unknown argument '{}'", extras.front()));
+    if (args->from.size() == 1) args->from.push_back(core::join(extras, " "));
     if (!args->from.empty() || !args->from_file.empty())
       estimate_imported(args->from, args->from_file, args->model, args->cluster, args->seq);
     else

@@ -50,6 +50,17 @@ TEST(ExportCli, EstimateFromMegatronBuildsTheModelFromTheArgs) {
   EXPECT_NE(r.out.find("iteration time"), std::string::npos);
 }
 
+TEST(ExportCli, EstimateFromArgsStartingWithDashesAndUnknownFlagsStillFail) {
+  auto r = run_cli("estimate --cluster dgx-a100:16 --from megatron \"--num-layers 96 --hidden-size 12288 "
+                   "--num-attention-heads 96 --seq-length 2048 --vocab-size 51200 --tensor-model-parallel-size 8 "
+                   "--pipeline-model-parallel-size 8 --micro-batch-size 1 --global-batch-size 64 --bf16\"");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("dp=2,tp=8,pp=8"), std::string::npos) << r.out;
+  r = run_cli("estimate --model gpt3-175b --cluster dgx-a100:16 --strategy tp=8,pp=8,gbs=64 --bogus 3");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--bogus"), std::string::npos) << r.err;
+}
+
 TEST(ExportCli, PlanCompareToMegatronCommandLine) {
   const std::string file = write_temp("megatron_175b.sh", kMegatron175b);
   const auto r = run_cli("plan --model gpt3-175b --cluster dgx-a100:128 --gbs 1536 --threads 2 --top 1 --compare-to " + file);
