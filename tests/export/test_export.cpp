@@ -145,7 +145,10 @@ TEST(ExportRoundTrip, RandomExpressiblePlansEveryEngine) {
     for (ex::Engine e : kEngines) enough = enough && done[e] >= 60;
     if (enough) break;
   }
-  for (ex::Engine e : kEngines) EXPECT_GE(done[e], 50) << ex::to_string(e);
+  for (ex::Engine e : kEngines) {
+    EXPECT_GE(done[e], 50) << ex::to_string(e);
+    RecordProperty(std::string(ex::to_string(e)), done[e]);
+  }
 }
 
 TEST(ExportUnexpressible, NamesTheFeatureAndClosestCosts) {
