@@ -186,34 +186,36 @@ Allocation finish_time_fairness(const Problem& p, const PolicyOptions& opt) {
     D[m] = j.elapsed_isolated_s + j.steps / iso[m];
     hi = std::max(hi, (j.elapsed_s + j.steps / iso[m]) / D[m]);
   }
+  // One LP, its ρ rows re-bounded per attempt and re-solved from the last basis (incremental re-solves).
+  AllocLp a = detail::build_alloc_lp(p, opt);
+  std::vector<int> rho_row(p.num_jobs());
+  for (int m = 0; m < p.num_jobs(); ++m) rho_row[m] = a.lp.add_constraint(a.tput[m], 0.0, kLpInf);
+  std::vector<double> coef(p.num_jobs());
+  for (int m = 0; m < p.num_jobs(); ++m) coef[m] = 1.0 / equal_share_throughput(p.jobs[m]);
+  set_throughput_objective(a, coef);  // secondary: most normalised throughput at this ρ
+  IncrementalLp lp(a.lp);
   int solves = 0;
-  auto attempt = [&](double r, AllocLp& a) {
-    a = detail::build_alloc_lp(p, opt);
+  auto attempt = [&](double r) {
     for (int m = 0; m < p.num_jobs(); ++m) {
       const double room = r * D[m] - p.jobs[m].elapsed_s;
       if (room <= 0) return LpSolution{LpStatus::kInfeasible, 0, {}};
-      a.lp.add_constraint(a.tput[m], p.jobs[m].steps / room, kLpInf);
+      lp.set_row_bounds(rho_row[m], p.jobs[m].steps / room, kLpInf);
     }
-    std::vector<double> coef(p.num_jobs());
-    for (int m = 0; m < p.num_jobs(); ++m) coef[m] = 1.0 / equal_share_throughput(p.jobs[m]);
-    set_throughput_objective(a, coef);  // secondary: most normalised throughput at this ρ
     ++solves;
-    return a.lp.solve();
+    return lp.solve();
   };
-  AllocLp best;
-  LpSolution best_s = attempt(hi, best);
-  for (int i = 0; i < 60 && !best_s.ok(); ++i) best_s = attempt(hi *= 2, best);  // X^iso is not representable
+  LpSolution best_s = attempt(hi);
+  for (int i = 0; i < 60 && !best_s.ok(); ++i) best_s = attempt(hi *= 2);  // X^iso is not representable
   if (!best_s.ok()) throw std::runtime_error("sched: finish-time fairness found no feasible ρ");
   double lo = 0;
   int it = 0;
   for (; it < 100 && hi - lo > 1e-7 * hi; ++it) {
     const double mid = 0.5 * (lo + hi);
-    AllocLp a;
-    const LpSolution s = attempt(mid, a);
-    if (s.ok()) hi = mid, best = std::move(a), best_s = s;
+    const LpSolution s = attempt(mid);
+    if (s.ok()) hi = mid, best_s = s;
     else lo = mid;
   }
-  Allocation out = solved(best, best_s, "finish-time-fairness");
+  Allocation out = solved(a, best_s, "finish-time-fairness");
   out.objective = hi;
   out.objective_name = "max_finish_time_fairness_rho";
   out.lp_solves = solves;
@@ -303,36 +305,40 @@ Allocation makespan_budget(const Problem& p, const PolicyOptions& opt) {
   if (opt.budget_usd < min_cost * (1 - 1e-9))
     throw core::InputError(fmt::format("--budget: ${:.2f} is below the cheapest possible cost of these jobs, ${:.2f}",
                                        opt.budget_usd, min_cost));
+  // One LP: rows throughput(m,X) >= steps_m/M and cost_rate(X) <= B/M, re-bounded per M and re-solved from the
+  // last basis (incremental re-solves); the objective (minimise the cost rate) does not depend on M.
+  AllocLp a = detail::build_alloc_lp(p, opt);
+  Terms cost;
+  std::vector<int> steps_row(p.num_jobs());
+  for (int m = 0; m < p.num_jobs(); ++m) {
+    steps_row[m] = a.lp.add_constraint(a.tput[m], 0.0, kLpInf);
+    cost = detail::concat(std::move(cost), detail::cost_terms(p, a, m, opt.price, name));
+  }
+  cost = detail::scaled(cost, 3600.0);  // $/h keeps the row well scaled for CLP's absolute tolerances
+  const int budget_row = a.lp.add_constraint(cost, -kLpInf, kLpInf);
+  for (const auto& [v, c] : cost) a.lp.set_objective(v, a.lp.objective_coefficient(v) + c);
+  a.lp.set_maximize(false);
+  IncrementalLp lp(a.lp);
   int solves = 0;
-  auto attempt = [&](double M, AllocLp& a) {
-    a = detail::build_alloc_lp(p, opt);
-    Terms cost;
-    for (int m = 0; m < p.num_jobs(); ++m) {
-      a.lp.add_constraint(a.tput[m], p.jobs[m].steps / M, kLpInf);
-      cost = detail::concat(std::move(cost), detail::cost_terms(p, a, m, opt.price, name));
-    }
-    cost = detail::scaled(cost, 3600.0);  // $/h keeps the row well scaled for CLP's absolute tolerances
-    a.lp.add_constraint(cost, -kLpInf, opt.budget_usd * 3600.0 / M);
-    for (const auto& [v, c] : cost) a.lp.set_objective(v, a.lp.objective_coefficient(v) + c);
-    a.lp.set_maximize(false);
+  auto attempt = [&](double M) {
+    for (int m = 0; m < p.num_jobs(); ++m) lp.set_row_bounds(steps_row[m], p.jobs[m].steps / M, kLpInf);
+    lp.set_row_bounds(budget_row, -kLpInf, opt.budget_usd * 3600.0 / M);
     ++solves;
-    return a.lp.solve();
+    return lp.solve();
   };
   double hi = std::max(lo, 1.0);
-  AllocLp best;
-  LpSolution best_s = attempt(hi, best);
-  for (int i = 0; i < 80 && !best_s.ok(); ++i) best_s = attempt(hi *= 2, best);
+  LpSolution best_s = attempt(hi);
+  for (int i = 0; i < 80 && !best_s.ok(); ++i) best_s = attempt(hi *= 2);
   if (!best_s.ok()) throw core::InputError("--budget: no makespan meets this budget");
   lo = std::min(lo, hi);
   int it = 0;
   for (; it < 100 && hi - lo > 1e-6 * hi; ++it) {
     const double mid = 0.5 * (lo + hi);
-    AllocLp a;
-    const LpSolution s = attempt(mid, a);
-    if (s.ok()) hi = mid, best = std::move(a), best_s = s;
+    const LpSolution s = attempt(mid);
+    if (s.ok()) hi = mid, best_s = s;
     else lo = mid;
   }
-  Allocation out = solved(best, best_s, name);
+  Allocation out = solved(a, best_s, name);
   out.objective = hi;
   out.objective_name = "makespan_s";
   out.lp_solves = solves;

@@ -32,6 +32,8 @@ Problem active_problem(const Problem& trace, const std::vector<int>& active, con
     JobSpec j = trace.jobs[m];
     j.steps = st[m].remaining;
     j.elapsed_s = now - j.arrival_s;
+    // The SLO is a deadline from arrival; the policy sees the time left. A missed one no longer constrains.
+    if (j.slo_s != kNoSlo) j.slo_s = j.slo_s - j.elapsed_s > 0 ? j.slo_s - j.elapsed_s : kNoSlo;
     sub.jobs.push_back(std::move(j));
   }
   const auto iso = isolated_throughputs(sub);
@@ -61,6 +63,11 @@ SimMetrics metrics_of(const Problem& trace, const std::vector<JobResult>& jobs, 
   for (int r = from; r < to; ++r) {
     const JobResult& j = jobs[order[r]];
     ++m.jobs_measured;
+    const double slo = trace.jobs[order[r]].slo_s;
+    if (slo != kNoSlo) {
+      ++m.slo_jobs;
+      if (j.completion_s < 0 || j.jct_s > slo) ++m.slo_violations;
+    }
     if (j.completion_s < 0) continue;
     ++m.jobs_finished;
     jct.push_back(j.jct_s);
@@ -229,7 +236,8 @@ core::OrderedJson to_json(const SimResult& r) {
                   {"utilization", m.utilization},       {"avg_slowdown", m.avg_slowdown},
                   {"max_slowdown", m.max_slowdown},     {"jain_fairness", m.jain_fairness},
                   {"rounds", m.rounds},                 {"reallocations", m.reallocations},
-                  {"lp_solves", m.lp_solves}};
+                  {"lp_solves", m.lp_solves},           {"slo_jobs", m.slo_jobs},
+                  {"slo_violations", m.slo_violations}};
   core::OrderedJson jobs = core::OrderedJson::array();
   for (const auto& x : r.jobs)
     jobs.push_back({{"name", x.name},         {"type", x.job_type},           {"scale_factor", x.scale_factor},
