@@ -247,7 +247,10 @@ Allocation min_cost(const Problem& p, const PolicyOptions& opt, bool slo) {
     for (const auto& j : p.jobs)
       if (j.slo_s != kNoSlo && j.steps <= 0)
         throw core::InputError(fmt::format("policy {}: job '{}' has an slo_s but no \"steps\"", name, j.name));
-  auto build = [&](bool with_slo) {
+  // with_slo: 0 = no SLO rows, 1 = hard rows throughput >= steps/SLO, 2 = elastic rows (a shortfall variable
+  // per SLO, 0 <= short_m <= steps/SLO, throughput + short_m >= steps/SLO).
+  std::vector<int> shortfall(p.num_jobs(), -1);
+  auto build = [&](int with_slo) {
     AllocLp a = detail::build_alloc_lp(p, opt);
     for (int m = 0; m < p.num_jobs(); ++m) {
       const double eq = equal_share_throughput(p.jobs[m]);
@@ -263,20 +266,44 @@ Allocation min_cost(const Problem& p, const PolicyOptions& opt, bool slo) {
           a.lp.set_objective(v, a.lp.objective_coefficient(v) + tp / eq / usd_h);
         }
       }
-      if (with_slo && p.jobs[m].slo_s != kNoSlo) a.lp.add_constraint(a.tput[m], p.jobs[m].steps / p.jobs[m].slo_s, kLpInf);
+      if (with_slo == 0 || p.jobs[m].slo_s == kNoSlo) continue;
+      const double need = p.jobs[m].steps / p.jobs[m].slo_s;
+      if (with_slo == 1) {
+        a.lp.add_constraint(a.tput[m], need, kLpInf);
+      } else {
+        shortfall[m] = a.lp.add_variable(0.0, need);
+        a.lp.add_constraint(detail::concat(a.tput[m], {{shortfall[m], 1.0}}), need, kLpInf);
+      }
     }
     a.lp.set_maximize(true);
     return a;
   };
-  AllocLp a = build(slo);
+  AllocLp a = build(slo ? 1 : 0);
   LpSolution s = a.lp.solve();
   std::string note;
   int solves = 1;
   if (slo && !s.ok()) {
-    note = "SLOs cannot all be met on this cluster; solved without them";
-    a = build(false);
+    // Infeasible SLOs: first the least total relative shortfall Σ short_m/need_m (the SLOs met as closely as
+    // the cluster allows), then the cheapest allocation at that shortfall.
+    note = "SLOs cannot all be met on this cluster; met as closely as possible (least total relative shortfall)";
+    a = build(2);
+    std::vector<double> cost_obj(a.lp.num_variables());
+    for (int v = 0; v < a.lp.num_variables(); ++v) cost_obj[v] = a.lp.objective_coefficient(v), a.lp.set_objective(v, 0.0);
+    detail::Terms short_terms;
+    for (int m = 0; m < p.num_jobs(); ++m)
+      if (shortfall[m] >= 0) short_terms.push_back({shortfall[m], p.jobs[m].slo_s / p.jobs[m].steps});
+    for (const auto& [v, c] : short_terms) a.lp.set_objective(v, c);
+    a.lp.set_maximize(false);
+    const LpSolution least = a.lp.solve();
+    solves += 2;
+    if (least.ok()) {
+      a.lp.add_constraint(short_terms, -kLpInf, least.objective * (1 + 1e-7) + 1e-9);
+      for (int v = 0; v < a.lp.num_variables(); ++v) a.lp.set_objective(v, cost_obj[v]);
+      a.lp.set_maximize(true);
+    } else {
+      a = build(0);
+    }
     s = a.lp.solve();
-    ++solves;
   }
   Allocation out = solved(a, s, name);
   out.objective = cost_per_hour(p, out, opt.price);
