@@ -16,14 +16,62 @@ namespace {
 struct JobState {
   double remaining = 0;
   bool arrived = false, done = false;
+  int last_type = -1;  // GPU type of the last round it ran (type switches)
 };
+
+// One round of one placed combination: progress, completion, GPU time and cost. A spot preemption of its type
+// inside the round (price trace) loses the round's progress (the last checkpoint is at the round start) and bills
+// the GPUs until the preemption. Returns true when the combination was preempted (its lease ends).
+bool run_assignment(const Problem& trace, const Problem& sub, const Allocation& alloc, const Assignment& as,
+                    const std::vector<int>& active, const WorkerType& wt, double now, const SimOptions& opt,
+                    std::vector<JobState>& st, SimResult& res, double& busy_gpu_s, int& finished) {
+  const Combo& k = alloc.combos[as.combo];
+  const PriceKind price = opt.policy_options.price;
+  double cut = -1;
+  if (opt.price_trace && price == PriceKind::kSpot) cut = preemption_in(*opt.price_trace, wt.name, now, now + opt.round_s);
+  const double overhead = as.renewed ? 0.0 : opt.restart_overhead_s;
+  const double run = std::max(0.0, opt.round_s - overhead);
+  double busy = 0;
+  for (int i : k.jobs) {
+    const int m = active[i];
+    const double tp = combo_throughput(sub, k, Column{as.type, as.consolidated}, i);
+    auto& r = res.jobs[m];
+    if (r.start_s < 0) r.start_s = now;
+    if (st[m].last_type >= 0 && st[m].last_type != as.type) ++r.type_switches;
+    st[m].last_type = as.type;
+    double used = opt.round_s;
+    if (cut >= 0) {
+      used = cut - now;  // preempted: nothing of this round is kept
+    } else if (tp > 0 && st[m].remaining <= tp * run) {
+      used = overhead + st[m].remaining / tp;
+      st[m].remaining = 0;
+      st[m].done = true;
+      r.completion_s = now + used;
+      r.jct_s = r.completion_s - r.arrival_s;
+      r.slowdown = r.jct_s / (r.steps / fastest_throughput(trace.jobs[m]));
+      ++finished;
+    } else if (tp > 0) {
+      st[m].remaining -= tp * run;
+    }
+    busy = std::max(busy, used);
+  }
+  const double gpu_s = busy * k.scale_factor;
+  busy_gpu_s += gpu_s;
+  const double pr = price == PriceKind::kSpot ? wt.price_spot : wt.price_on_demand;
+  for (int i : k.jobs) {
+    auto& r = res.jobs[active[i]];
+    r.gpu_seconds += gpu_s / k.jobs.size();
+    if (pr > 0) r.cost_usd += pr * gpu_s / 3600.0 / k.jobs.size();
+  }
+  return cut >= 0;
+}
 
 
 // The policy's view of the running jobs: remaining steps, time in the system, pairs among them.
-Problem active_problem(const Problem& trace, const std::vector<int>& active, const std::vector<JobState>& st,
-                       double now) {
+Problem active_problem(const Problem& trace, const std::vector<WorkerType>& types, const std::vector<int>& active,
+                       const std::vector<JobState>& st, double now) {
   Problem sub;
-  sub.types = trace.types;
+  sub.types = types;
   sub.entities = trace.entities;
   std::vector<int> pos(trace.num_jobs(), -1);
   for (int i = 0; i < static_cast<int>(active.size()); ++i) {
@@ -117,7 +165,6 @@ SimResult simulate(const Problem& trace, const SimOptions& opt) {
     r.arrival_s = j.arrival_s;
     r.steps = j.steps;
   }
-  const PriceKind price = opt.policy_options.price;
   int next_arrival = 0, finished = 0;
   double now = n > 0 ? trace.jobs[order[0]].arrival_s : 0, busy_gpu_s = 0;
   std::vector<int> active;       // trace indices, arrival order
@@ -131,6 +178,8 @@ SimResult simulate(const Problem& trace, const SimOptions& opt) {
   };
   std::vector<Lease> leases;
   SimMetrics& mt = res.metrics;
+  std::vector<WorkerType> types = trace.types;  // prices change with a price trace
+  int preemptions = 0, price_changes = 0;
   while (finished < n && now <= opt.max_sim_s) {
     while (next_arrival < n && trace.jobs[order[next_arrival]].arrival_s <= now) {
       const int m = order[next_arrival++];
@@ -142,8 +191,14 @@ SimResult simulate(const Problem& trace, const SimOptions& opt) {
       now = trace.jobs[order[next_arrival]].arrival_s;
       continue;
     }
+    // Prices in force this round (price trace); a change re-solves the policy (dynamic instance switching) unless
+    // the decisions are to keep the prices they were made with.
+    if (opt.price_trace && apply_prices(*opt.price_trace, now, types)) {
+      ++price_changes;
+      changed = changed || opt.switch_on_price_change;
+    }
     if (changed || opt.reallocate == Reallocate::kEveryRound) {
-      sub = active_problem(trace, active, st, now);
+      sub = active_problem(trace, types, active, st, now);
       alloc = allocate(sub, opt.policy, opt.policy_options);
       mt.lp_solves += alloc.lp_solves;
       ++mt.reallocations;
@@ -175,41 +230,16 @@ SimResult simulate(const Problem& trace, const SimOptions& opt) {
     }
     record_round(book, assignments);
     ++mt.rounds;
-    for (const auto& as : assignments) {
-      const Combo& k = alloc.combos[as.combo];
-      const WorkerType& wt = sub.types[as.type];
-      const double overhead = as.renewed ? 0.0 : opt.restart_overhead_s;
-      const double run = std::max(0.0, opt.round_s - overhead);
-      double busy = 0;
-      for (int i : k.jobs) {
-        const int m = active[i];
-        const double tp = combo_throughput(sub, k, Column{as.type, as.consolidated}, i);
-        auto& r = res.jobs[m];
-        if (r.start_s < 0) r.start_s = now;
-        double used = opt.round_s;
-        if (tp > 0 && st[m].remaining <= tp * run) {
-          used = overhead + st[m].remaining / tp;
-          st[m].remaining = 0;
-          st[m].done = true;
-          r.completion_s = now + used;
-          r.jct_s = r.completion_s - r.arrival_s;
-          r.slowdown = r.jct_s / (r.steps / fastest_throughput(trace.jobs[m]));
-          ++finished;
-          changed = true;
-        } else if (tp > 0) {
-          st[m].remaining -= tp * run;
-        }
-        busy = std::max(busy, used);
+    const int finished_before = finished;
+    std::vector<std::vector<int>> preempted;
+    for (const auto& as : assignments)
+      if (run_assignment(trace, sub, alloc, as, active, types[as.type], now, opt, st, res, busy_gpu_s, finished)) {
+        ++preemptions;
+        preempted.push_back(leases[&as - assignments.data()].jobs);
       }
-      const double gpu_s = busy * k.scale_factor;
-      busy_gpu_s += gpu_s;
-      const double pr = price == PriceKind::kSpot ? wt.price_spot : wt.price_on_demand;
-      for (int i : k.jobs) {
-        auto& r = res.jobs[active[i]];
-        r.gpu_seconds += gpu_s / k.jobs.size();
-        if (pr > 0) r.cost_usd += pr * gpu_s / 3600.0 / k.jobs.size();
-      }
-    }
+    if (finished != finished_before) changed = true;
+    // A reclaimed instance: its jobs restart elsewhere (no lease renewal) next round.
+    std::erase_if(leases, [&](const Lease& l) { return std::find(preempted.begin(), preempted.end(), l.jobs) != preempted.end(); });
     now += opt.round_s;
     if (changed) {
       std::vector<int> still;
@@ -223,6 +253,9 @@ SimResult simulate(const Problem& trace, const SimOptions& opt) {
   res.metrics.rounds = counts.rounds;
   res.metrics.reallocations = counts.reallocations;
   res.metrics.lp_solves = counts.lp_solves;
+  res.metrics.preemptions = preemptions;
+  res.metrics.price_changes = price_changes;
+  for (const auto& j : res.jobs) res.metrics.type_switches += j.type_switches;
   return res;
 }
 
@@ -237,13 +270,14 @@ core::OrderedJson to_json(const SimResult& r) {
                   {"max_slowdown", m.max_slowdown},     {"jain_fairness", m.jain_fairness},
                   {"rounds", m.rounds},                 {"reallocations", m.reallocations},
                   {"lp_solves", m.lp_solves},           {"slo_jobs", m.slo_jobs},
-                  {"slo_violations", m.slo_violations}};
+                  {"slo_violations", m.slo_violations}, {"preemptions", m.preemptions},
+                  {"price_changes", m.price_changes},   {"type_switches", m.type_switches}};
   core::OrderedJson jobs = core::OrderedJson::array();
   for (const auto& x : r.jobs)
     jobs.push_back({{"name", x.name},         {"type", x.job_type},           {"scale_factor", x.scale_factor},
                     {"arrival_s", x.arrival_s}, {"start_s", x.start_s},       {"completion_s", x.completion_s},
                     {"jct_s", x.jct_s},         {"gpu_seconds", x.gpu_seconds}, {"cost_usd", x.cost_usd},
-                    {"slowdown", x.slowdown}});
+                    {"slowdown", x.slowdown}, {"type_switches", x.type_switches}});
   j["jobs"] = std::move(jobs);
   return j;
 }

@@ -5,10 +5,12 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "strata/core/json.hpp"
+#include "strata/sched/cloud.hpp"
 #include "strata/sched/policy.hpp"
 
 namespace strata::sched {
@@ -66,6 +68,9 @@ struct SimOptions {
   Reallocate reallocate = Reallocate::kOnChange;
   int measure_from = 0, measure_to = -1;   // job index window for the metrics (arrival order); -1 = to the end
   double max_sim_s = 365.0 * 86400;        // safety stop (a job that never gets GPUs)
+  // Cloud (thesis ch. 6): time-varying prices and spot preemptions. Preemptions apply when the price is spot.
+  std::optional<PriceTrace> price_trace;
+  bool switch_on_price_change = true;      // re-solve the policy when prices change (false: keep the decision)
   // Called after each re-allocation with (simulated time s, finished jobs, total jobs); e.g. a progress line.
   std::function<void(double, int, int)> progress;
 };
@@ -79,6 +84,7 @@ struct JobResult {
   double gpu_seconds = 0;                                 // GPU-time used
   double cost_usd = 0;
   double slowdown = 0;                                    // JCT / (steps / fastest throughput)
+  int type_switches = 0;                                  // rounds placed on a different GPU type than its last
 };
 
 struct SimMetrics {
@@ -91,6 +97,7 @@ struct SimMetrics {
   double jain_fairness = 0;     // Jain's index of the slowdowns (1 = perfectly even)
   int rounds = 0, reallocations = 0, lp_solves = 0;
   int slo_jobs = 0, slo_violations = 0;  // measured jobs with an SLO (deadline from arrival) / finished late
+  int preemptions = 0, price_changes = 0, type_switches = 0;  // price-trace runs (all jobs)
 };
 
 struct SimResult {
