@@ -19,6 +19,45 @@ struct JobState {
   int last_type = -1;  // GPU type of the last round it ran (type switches)
 };
 
+struct Lease {
+  std::vector<int> jobs;  // trace job indices of the combination
+  Assignment as;
+};
+
+// Last round's leases, translated to this allocation's combination indices by job identity.
+std::vector<Assignment> previous_leases(const Allocation& alloc, const std::vector<int>& active,
+                                        const std::vector<Lease>& leases) {
+  std::map<std::vector<int>, int> combo_of;
+  for (std::size_t k = 0; k < alloc.combos.size(); ++k) {
+    std::vector<int> jobs;
+    for (int i : alloc.combos[k].jobs) jobs.push_back(active[i]);
+    combo_of[jobs] = static_cast<int>(k);
+  }
+  std::vector<Assignment> previous;
+  for (const auto& l : leases) {
+    auto it = combo_of.find(l.jobs);
+    if (it == combo_of.end()) continue;
+    previous.push_back(l.as);
+    previous.back().combo = it->second;
+  }
+  return previous;
+}
+
+SimResult initial_results(const Problem& trace) {
+  SimResult res;
+  res.jobs.resize(trace.num_jobs());
+  for (int m = 0; m < trace.num_jobs(); ++m) {
+    const JobSpec& j = trace.jobs[m];
+    auto& r = res.jobs[m];
+    r.name = j.name;
+    r.job_type = j.job_type;
+    r.scale_factor = j.scale_factor;
+    r.arrival_s = j.arrival_s;
+    r.steps = j.steps;
+  }
+  return res;
+}
+
 // One round of one placed combination: progress, completion, GPU time and cost. A spot preemption of its type
 // inside the round (price trace) loses the round's progress (the last checkpoint is at the round start) and bills
 // the GPUs until the preemption. Returns true when the combination was preempted (its lease ends).
@@ -101,9 +140,16 @@ double percentile(std::vector<double> v, double q) {
   return v[std::clamp<std::size_t>(rank, 1, v.size()) - 1];
 }
 
+// The job metrics, on top of the loop's counters (`counts`: rounds, re-allocations, solves, cloud events).
 SimMetrics metrics_of(const Problem& trace, const std::vector<JobResult>& jobs, const SimOptions& opt,
-                      const std::vector<int>& order, double busy_gpu_s) {
+                      const std::vector<int>& order, double busy_gpu_s, const SimMetrics& counts) {
   SimMetrics m;
+  m.rounds = counts.rounds;
+  m.reallocations = counts.reallocations;
+  m.lp_solves = counts.lp_solves;
+  m.preemptions = counts.preemptions;
+  m.price_changes = counts.price_changes;
+  for (const auto& j : jobs) m.type_switches += j.type_switches;
   const int n = static_cast<int>(order.size());
   const int from = std::clamp(opt.measure_from, 0, n);
   const int to = opt.measure_to < 0 ? n : std::clamp(opt.measure_to, from, n);
@@ -153,18 +199,8 @@ SimResult simulate(const Problem& trace, const SimOptions& opt) {
   std::stable_sort(order.begin(), order.end(),
                    [&](int x, int y) { return trace.jobs[x].arrival_s < trace.jobs[y].arrival_s; });
   std::vector<JobState> st(n);
-  SimResult res;
-  res.jobs.resize(n);
-  for (int m = 0; m < n; ++m) {
-    const JobSpec& j = trace.jobs[m];
-    st[m].remaining = j.steps;
-    auto& r = res.jobs[m];
-    r.name = j.name;
-    r.job_type = j.job_type;
-    r.scale_factor = j.scale_factor;
-    r.arrival_s = j.arrival_s;
-    r.steps = j.steps;
-  }
+  for (int m = 0; m < n; ++m) st[m].remaining = trace.jobs[m].steps;
+  SimResult res = initial_results(trace);
   int next_arrival = 0, finished = 0;
   double now = n > 0 ? trace.jobs[order[0]].arrival_s : 0, busy_gpu_s = 0;
   std::vector<int> active;       // trace indices, arrival order
@@ -172,10 +208,6 @@ SimResult simulate(const Problem& trace, const SimOptions& opt) {
   Problem sub;
   Allocation alloc;
   RoundBook book;
-  struct Lease {
-    std::vector<int> jobs;  // trace job indices of the combination
-    Assignment as;
-  };
   std::vector<Lease> leases;
   SimMetrics& mt = res.metrics;
   std::vector<WorkerType> types = trace.types;  // prices change with a price trace
@@ -206,20 +238,7 @@ SimResult simulate(const Problem& trace, const SimOptions& opt) {
       changed = false;
       if (opt.progress) opt.progress(now, finished, n);
     }
-    // Last round's leases, translated to this allocation's combination indices by job identity.
-    std::map<std::vector<int>, int> combo_of;
-    for (std::size_t k = 0; k < alloc.combos.size(); ++k) {
-      std::vector<int> jobs;
-      for (int i : alloc.combos[k].jobs) jobs.push_back(active[i]);
-      combo_of[jobs] = static_cast<int>(k);
-    }
-    std::vector<Assignment> previous;
-    for (const auto& l : leases) {
-      auto it = combo_of.find(l.jobs);
-      if (it == combo_of.end()) continue;
-      previous.push_back(l.as);
-      previous.back().combo = it->second;
-    }
+    const std::vector<Assignment> previous = previous_leases(alloc, active, leases);
     std::vector<bool> runnable(alloc.combos.size(), true);
     auto assignments = schedule_round(sub, alloc, book, runnable, previous);
     leases.clear();
@@ -248,14 +267,9 @@ SimResult simulate(const Problem& trace, const SimOptions& opt) {
       active = std::move(still);
     }
   }
-  const SimMetrics counts = mt;
-  res.metrics = metrics_of(trace, res.jobs, opt, order, busy_gpu_s);
-  res.metrics.rounds = counts.rounds;
-  res.metrics.reallocations = counts.reallocations;
-  res.metrics.lp_solves = counts.lp_solves;
-  res.metrics.preemptions = preemptions;
-  res.metrics.price_changes = price_changes;
-  for (const auto& j : res.jobs) res.metrics.type_switches += j.type_switches;
+  mt.preemptions = preemptions;
+  mt.price_changes = price_changes;
+  res.metrics = metrics_of(trace, res.jobs, opt, order, busy_gpu_s, mt);
   return res;
 }
 
