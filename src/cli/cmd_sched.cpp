@@ -38,6 +38,8 @@ struct ScheduleArgs : CommonArgs {
   double round_s = 360, restart_s = 5;
   std::string price_trace;           // cloud chapter: time-varying prices and spot preemptions
   bool no_price_switching = false;   // keep each decision's prices (bill at the trace's)
+  std::string backend = "simulate";  // simulate | slurm (print each round's Slurm commands)
+  std::string slurm_command = "sleep 3600", slurm_script;
 };
 
 void add_common(CLI::App* sub, CommonArgs& a) {
@@ -174,6 +176,26 @@ void run_schedule(const ScheduleArgs& a) {
   if (!a.measure.empty()) std::tie(o.measure_from, o.measure_to) = parse_measure(a.measure);
   if (!a.price_trace.empty()) o.price_trace = load_price_trace(a.price_trace);
   o.switch_on_price_change = !a.no_price_switching;
+  if (a.backend == "slurm") {
+    // Each round's placements as Slurm commands on stdout (a shell script; the metrics follow on stderr's side).
+    auto last = std::make_shared<std::vector<RoundPlacement>>();
+    std::shared_ptr<std::ofstream> file;
+    if (!a.slurm_script.empty()) {
+      file = std::make_shared<std::ofstream>(a.slurm_script, std::ios::binary);
+      if (!*file) throw core::InputError("--slurm-script: cannot write '" + a.slurm_script + "'");
+      *file << "#!/bin/sh\n# strata schedule --backend slurm: one block per round (docs/scheduler.md)\n";
+    }
+    o.on_round = [last, file, cmd = a.slurm_command](double now, const std::vector<RoundPlacement>& placed) {
+      std::string text;
+      for (const auto& argv : slurm_round_commands(*last, placed, cmd)) text += shell_line(argv) + "\n";
+      if (!text.empty()) text = fmt::format("# round at {:.0f} s\n", now) + text;
+      if (file) *file << text;
+      else fmt::print("{}", text);
+      *last = placed;
+    };
+  } else if (a.backend != "simulate") {
+    throw core::InputError("--backend: '" + a.backend + "' (valid: simulate, slurm)");
+  }
   Problem trace;
   if (!a.trace.empty()) {
     trace = load_problem(a.trace, /*require_workers=*/false);
@@ -295,6 +317,13 @@ void register_sched_commands(CLI::App& app) {
   sched->add_option("--price-trace", sa->price_trace,
                     "Time-varying on-demand/spot prices per GPU type and spot preemptions (JSON, docs/scheduler.md; "
                     "example: examples/sched_price_trace.json); the policy is re-solved when prices change");
+  sched->add_option("--backend", sa->backend,
+                    "simulate (default) or slurm: also print each round's placements as Slurm commands (sbatch with "
+                    "typed gres gpu:TYPE:N, scancel) on stdout, a script for slurmctld (docs/scheduler.md)");
+  sched->add_option("--slurm-command", sa->slurm_command,
+                    "With --backend slurm: the command each Slurm job runs (default 'sleep 3600')");
+  sched->add_option("--slurm-script", sa->slurm_script,
+                    "With --backend slurm: write the commands to this file instead of stdout");
   sched->add_flag("--no-price-switching", sa->no_price_switching,
                   "With --price-trace: keep each decision's prices until the job set changes (bill at the trace's)");
   add_common(sched, *sa);

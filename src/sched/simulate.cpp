@@ -43,6 +43,16 @@ std::vector<Assignment> previous_leases(const Allocation& alloc, const std::vect
   return previous;
 }
 
+std::vector<RoundPlacement> placements_of(const Problem& trace, const std::vector<WorkerType>& types,
+                                          const Allocation& alloc, const std::vector<Assignment>& assignments,
+                                          const std::vector<int>& active) {
+  std::vector<RoundPlacement> out;
+  for (const auto& as : assignments)
+    for (int i : alloc.combos[as.combo].jobs)
+      out.push_back({trace.jobs[active[i]].name, types[as.type].name, alloc.combos[as.combo].scale_factor, as.renewed});
+  return out;
+}
+
 SimResult initial_results(const Problem& trace) {
   SimResult res;
   res.jobs.resize(trace.num_jobs());
@@ -249,6 +259,7 @@ SimResult simulate(const Problem& trace, const SimOptions& opt) {
     }
     record_round(book, assignments);
     ++mt.rounds;
+    if (opt.on_round) opt.on_round(now, placements_of(trace, types, alloc, assignments, active));
     const int finished_before = finished;
     std::vector<std::vector<int>> preempted;
     for (const auto& as : assignments)
