@@ -2,10 +2,14 @@
 // on a 3-type cluster with the thesis Table 6.1 job types (data/sched/gavel_job_types.json), Gavel's Poisson
 // workload, metrics on the middle half of the jobs; (2) the time of one max-min-fairness solve for 2048 jobs ×
 // 3 GPU types (target ≤ 10 s), single LP and with water-filling.
-// Usage: bench_sched [--full]   (--full: 36+36+36 GPUs and 1000 jobs per point, as in the thesis; slow)
+// (3) with --policies: every policy's solve time on 2048 jobs × 3 types (median of --repeat N, default 3).
+// Usage: bench_sched [--full] | --policies [--repeat N] [--only POLICY]
+//   (--full: 36+36+36 GPUs and 1000 jobs per point, as in the thesis; slow)
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -82,11 +86,63 @@ void solve_time() {
   }
 }
 
+// 2 × the cheapest possible cost of the jobs (each on its cheapest-per-step type): a budget makespan-budget
+// can meet without being the binding minimum.
+double comfortable_budget(const Problem& p) {
+  double usd = 0;
+  for (const auto& j : p.jobs) {
+    double best = 1e300;
+    for (int t = 0; t < p.num_types(); ++t)
+      if (j.throughputs[t] > 0) best = std::min(best, p.types[t].price_on_demand / 3600.0 * j.scale_factor / j.throughputs[t]);
+    usd += best * j.steps;
+  }
+  return 2 * usd;
+}
+
+// Every policy (aware and agnostic) on one 2048-job × 3-type problem: the median of `repeat` solves each.
+void policy_times(int repeat, const std::string& only) {
+  const auto cluster = parse_cluster_spec("v100:36,p100:36,k80:36");
+  GenerateSpec g = parse_generate_spec("jobs=2048,seed=1,slo=1,entities=3");
+  const Problem p = generate_trace(default_job_types(), cluster, g);
+  PolicyOptions o;
+  o.budget_usd = comfortable_budget(p);
+  fmt::print("every policy on 2048 single-GPU jobs x 3 types (v100/p100/k80 x 36, seed 1, SLOs, 3 entities), "
+             "median of {} solve(s), one thread [target <= 10 s]\n", repeat);
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& name : policy_names()) {
+    if (!only.empty() && name != only) continue;
+    std::vector<double> secs;
+    Allocation a;
+    for (int r = 0; r < repeat; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      a = allocate(p, parse_policy(name), o);
+      secs.push_back(seconds_since(t0));
+    }
+    std::sort(secs.begin(), secs.end());
+    rows.push_back({name, fmt::format("{:.2f}", secs[secs.size() / 2]), std::to_string(a.lp_solves),
+                    fmt::format("{:.6g}", a.objective)});
+    fmt::print("  {:<32} {:>8.2f} s\n", name, secs[secs.size() / 2]);
+    std::fflush(stdout);
+  }
+  fmt::print("{}\n", core::render_table({"policy", "median s", "LP/MILP solves", "objective"}, rows));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool full = argc > 1 && std::strcmp(argv[1], "--full") == 0;
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  auto has = [&](const char* f) { return std::find(args.begin(), args.end(), f) != args.end(); };
+  if (has("--policies")) {
+    int repeat = 3;
+    std::string only;
+    for (std::size_t i = 0; i + 1 < args.size(); ++i) {
+      if (args[i] == "--repeat") repeat = std::max(1, std::atoi(args[i + 1].c_str()));
+      if (args[i] == "--only") only = args[i + 1];
+    }
+    policy_times(repeat, only);
+    return 0;
+  }
   solve_time();
-  jct_curve(full);
+  jct_curve(has("--full"));
   return 0;
 }

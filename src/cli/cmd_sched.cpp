@@ -36,6 +36,10 @@ struct AllocateArgs : CommonArgs {
 struct ScheduleArgs : CommonArgs {
   std::string cluster, trace, generate, throughputs, csv, measure, reallocate = "on-change";
   double round_s = 360, restart_s = 5;
+  std::string price_trace;           // cloud chapter: time-varying prices and spot preemptions
+  bool no_price_switching = false;   // keep each decision's prices (bill at the trace's)
+  std::string backend = "simulate";  // simulate | slurm (print each round's Slurm commands)
+  std::string slurm_command = "sleep 3600", slurm_script;
 };
 
 void add_common(CLI::App* sub, CommonArgs& a) {
@@ -170,6 +174,28 @@ void run_schedule(const ScheduleArgs& a) {
   else if (a.reallocate == "every-round") o.reallocate = Reallocate::kEveryRound;
   else throw core::InputError("--reallocate: '" + a.reallocate + "' (valid: on-change, every-round)");
   if (!a.measure.empty()) std::tie(o.measure_from, o.measure_to) = parse_measure(a.measure);
+  if (!a.price_trace.empty()) o.price_trace = load_price_trace(a.price_trace);
+  o.switch_on_price_change = !a.no_price_switching;
+  if (a.backend == "slurm") {
+    // Each round's placements as Slurm commands on stdout (a shell script; the metrics follow on stderr's side).
+    auto last = std::make_shared<std::vector<RoundPlacement>>();
+    std::shared_ptr<std::ofstream> file;
+    if (!a.slurm_script.empty()) {
+      file = std::make_shared<std::ofstream>(a.slurm_script, std::ios::binary);
+      if (!*file) throw core::InputError("--slurm-script: cannot write '" + a.slurm_script + "'");
+      *file << "#!/bin/sh\n# strata schedule --backend slurm: one block per round (docs/scheduler.md)\n";
+    }
+    o.on_round = [last, file, cmd = a.slurm_command](double now, const std::vector<RoundPlacement>& placed) {
+      std::string text;
+      for (const auto& argv : slurm_round_commands(*last, placed, cmd)) text += shell_line(argv) + "\n";
+      if (!text.empty()) text = fmt::format("# round at {:.0f} s\n", now) + text;
+      if (file) *file << text;
+      else fmt::print("{}", text);
+      *last = placed;
+    };
+  } else if (a.backend != "simulate") {
+    throw core::InputError("--backend: '" + a.backend + "' (valid: simulate, slurm)");
+  }
   Problem trace;
   if (!a.trace.empty()) {
     trace = load_problem(a.trace, /*require_workers=*/false);
@@ -240,6 +266,10 @@ void run_schedule(const ScheduleArgs& a) {
                                        {"rounds", std::to_string(m.rounds)},
                                        {"re-allocations", std::to_string(m.reallocations)},
                                        {"LP/MILP solves", std::to_string(m.lp_solves)}}));
+  if (m.slo_jobs > 0) fmt::print("SLO violations: {} of {} measured jobs with an SLO\n", m.slo_violations, m.slo_jobs);
+  if (o.price_trace)
+    fmt::print("price trace: {} price changes, {} spot preemptions, {} instance-type switches\n", m.price_changes,
+               m.preemptions, m.type_switches);
 }
 
 }  // namespace
@@ -271,8 +301,10 @@ void register_sched_commands(CLI::App& app) {
   sched->add_option("--trace", sa->trace,
                     "Trace file: the throughputs-file format with \"arrival_s\" and \"steps\" per job");
   sched->add_option("--generate", sa->generate,
-                    "Generated workload \"jobs=N,rate=JOBS_PER_HOUR,seed=S[,multi=1]\" (rate=0: all jobs at t=0; "
-                    "multi=1: 70% 1 GPU, 25% 2-4, 5% 8)");
+                    "Generated workload \"jobs=N,rate=JOBS_PER_HOUR,seed=S[,multi=1][,pairs=K][,slo=1][,entities=K]"
+                    "[,priority=F]\" (rate=0: all jobs at t=0; multi=1: 70% 1 GPU, 25% 2-4, 5% 8; pairs: space-sharing "
+                    "pairs per job; slo: SLO 1.2/2/10 x duration; entities: K weighted entities; priority: fraction of "
+                    "weight-5 jobs)");
   sched->add_option("--throughputs", sa->throughputs,
                     "Job-type table for --generate (default: data/sched/gavel_job_types.json, thesis Table 6.1)");
   sched->add_option("--round-s", sa->round_s, "Round length in seconds (default 360 = 6 min)");
@@ -282,6 +314,18 @@ void register_sched_commands(CLI::App& app) {
                     "When to re-solve the policy: on-change (arrival/completion, default) or every-round");
   sched->add_option("--measure", sa->measure, "Jobs (arrival order) the metrics cover, FROM:TO (default all)");
   sched->add_option("--csv", sa->csv, "Write one CSV row per job to this file");
+  sched->add_option("--price-trace", sa->price_trace,
+                    "Time-varying on-demand/spot prices per GPU type and spot preemptions (JSON, docs/scheduler.md; "
+                    "example: examples/sched_price_trace.json); the policy is re-solved when prices change");
+  sched->add_option("--backend", sa->backend,
+                    "simulate (default) or slurm: also print each round's placements as Slurm commands (sbatch with "
+                    "typed gres gpu:TYPE:N, scancel) on stdout, a script for slurmctld (docs/scheduler.md)");
+  sched->add_option("--slurm-command", sa->slurm_command,
+                    "With --backend slurm: the command each Slurm job runs (default 'sleep 3600')");
+  sched->add_option("--slurm-script", sa->slurm_script,
+                    "With --backend slurm: write the commands to this file instead of stdout");
+  sched->add_flag("--no-price-switching", sa->no_price_switching,
+                  "With --price-trace: keep each decision's prices until the job set changes (bill at the trace's)");
   add_common(sched, *sa);
   sched->callback([sa] { run_schedule(*sa); });
 }

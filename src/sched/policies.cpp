@@ -186,34 +186,36 @@ Allocation finish_time_fairness(const Problem& p, const PolicyOptions& opt) {
     D[m] = j.elapsed_isolated_s + j.steps / iso[m];
     hi = std::max(hi, (j.elapsed_s + j.steps / iso[m]) / D[m]);
   }
+  // One LP, its ρ rows re-bounded per attempt and re-solved from the last basis (incremental re-solves).
+  AllocLp a = detail::build_alloc_lp(p, opt);
+  std::vector<int> rho_row(p.num_jobs());
+  for (int m = 0; m < p.num_jobs(); ++m) rho_row[m] = a.lp.add_constraint(a.tput[m], 0.0, kLpInf);
+  std::vector<double> coef(p.num_jobs());
+  for (int m = 0; m < p.num_jobs(); ++m) coef[m] = 1.0 / equal_share_throughput(p.jobs[m]);
+  set_throughput_objective(a, coef);  // secondary: most normalised throughput at this ρ
+  IncrementalLp lp(a.lp);
   int solves = 0;
-  auto attempt = [&](double r, AllocLp& a) {
-    a = detail::build_alloc_lp(p, opt);
+  auto attempt = [&](double r) {
     for (int m = 0; m < p.num_jobs(); ++m) {
       const double room = r * D[m] - p.jobs[m].elapsed_s;
       if (room <= 0) return LpSolution{LpStatus::kInfeasible, 0, {}};
-      a.lp.add_constraint(a.tput[m], p.jobs[m].steps / room, kLpInf);
+      lp.set_row_bounds(rho_row[m], p.jobs[m].steps / room, kLpInf);
     }
-    std::vector<double> coef(p.num_jobs());
-    for (int m = 0; m < p.num_jobs(); ++m) coef[m] = 1.0 / equal_share_throughput(p.jobs[m]);
-    set_throughput_objective(a, coef);  // secondary: most normalised throughput at this ρ
     ++solves;
-    return a.lp.solve();
+    return lp.solve();
   };
-  AllocLp best;
-  LpSolution best_s = attempt(hi, best);
-  for (int i = 0; i < 60 && !best_s.ok(); ++i) best_s = attempt(hi *= 2, best);  // X^iso is not representable
+  LpSolution best_s = attempt(hi);
+  for (int i = 0; i < 60 && !best_s.ok(); ++i) best_s = attempt(hi *= 2);  // X^iso is not representable
   if (!best_s.ok()) throw std::runtime_error("sched: finish-time fairness found no feasible ρ");
   double lo = 0;
   int it = 0;
   for (; it < 100 && hi - lo > 1e-7 * hi; ++it) {
     const double mid = 0.5 * (lo + hi);
-    AllocLp a;
-    const LpSolution s = attempt(mid, a);
-    if (s.ok()) hi = mid, best = std::move(a), best_s = s;
+    const LpSolution s = attempt(mid);
+    if (s.ok()) hi = mid, best_s = s;
     else lo = mid;
   }
-  Allocation out = solved(best, best_s, "finish-time-fairness");
+  Allocation out = solved(a, best_s, "finish-time-fairness");
   out.objective = hi;
   out.objective_name = "max_finish_time_fairness_rho";
   out.lp_solves = solves;
@@ -245,7 +247,10 @@ Allocation min_cost(const Problem& p, const PolicyOptions& opt, bool slo) {
     for (const auto& j : p.jobs)
       if (j.slo_s != kNoSlo && j.steps <= 0)
         throw core::InputError(fmt::format("policy {}: job '{}' has an slo_s but no \"steps\"", name, j.name));
-  auto build = [&](bool with_slo) {
+  // with_slo: 0 = no SLO rows, 1 = hard rows throughput >= steps/SLO, 2 = elastic rows (a shortfall variable
+  // per SLO, 0 <= short_m <= steps/SLO, throughput + short_m >= steps/SLO).
+  std::vector<int> shortfall(p.num_jobs(), -1);
+  auto build = [&](int with_slo) {
     AllocLp a = detail::build_alloc_lp(p, opt);
     for (int m = 0; m < p.num_jobs(); ++m) {
       const double eq = equal_share_throughput(p.jobs[m]);
@@ -261,20 +266,44 @@ Allocation min_cost(const Problem& p, const PolicyOptions& opt, bool slo) {
           a.lp.set_objective(v, a.lp.objective_coefficient(v) + tp / eq / usd_h);
         }
       }
-      if (with_slo && p.jobs[m].slo_s != kNoSlo) a.lp.add_constraint(a.tput[m], p.jobs[m].steps / p.jobs[m].slo_s, kLpInf);
+      if (with_slo == 0 || p.jobs[m].slo_s == kNoSlo) continue;
+      const double need = p.jobs[m].steps / p.jobs[m].slo_s;
+      if (with_slo == 1) {
+        a.lp.add_constraint(a.tput[m], need, kLpInf);
+      } else {
+        shortfall[m] = a.lp.add_variable(0.0, need);
+        a.lp.add_constraint(detail::concat(a.tput[m], {{shortfall[m], 1.0}}), need, kLpInf);
+      }
     }
     a.lp.set_maximize(true);
     return a;
   };
-  AllocLp a = build(slo);
+  AllocLp a = build(slo ? 1 : 0);
   LpSolution s = a.lp.solve();
   std::string note;
   int solves = 1;
   if (slo && !s.ok()) {
-    note = "SLOs cannot all be met on this cluster; solved without them";
-    a = build(false);
+    // Infeasible SLOs: first the least total relative shortfall Σ short_m/need_m (the SLOs met as closely as
+    // the cluster allows), then the cheapest allocation at that shortfall.
+    note = "SLOs cannot all be met on this cluster; met as closely as possible (least total relative shortfall)";
+    a = build(2);
+    std::vector<double> cost_obj(a.lp.num_variables());
+    for (int v = 0; v < a.lp.num_variables(); ++v) cost_obj[v] = a.lp.objective_coefficient(v), a.lp.set_objective(v, 0.0);
+    detail::Terms short_terms;
+    for (int m = 0; m < p.num_jobs(); ++m)
+      if (shortfall[m] >= 0) short_terms.push_back({shortfall[m], p.jobs[m].slo_s / p.jobs[m].steps});
+    for (const auto& [v, c] : short_terms) a.lp.set_objective(v, c);
+    a.lp.set_maximize(false);
+    const LpSolution least = a.lp.solve();
+    solves += 2;
+    if (least.ok()) {
+      a.lp.add_constraint(short_terms, -kLpInf, least.objective * (1 + 1e-7) + 1e-9);
+      for (int v = 0; v < a.lp.num_variables(); ++v) a.lp.set_objective(v, cost_obj[v]);
+      a.lp.set_maximize(true);
+    } else {
+      a = build(0);
+    }
     s = a.lp.solve();
-    ++solves;
   }
   Allocation out = solved(a, s, name);
   out.objective = cost_per_hour(p, out, opt.price);
@@ -303,36 +332,40 @@ Allocation makespan_budget(const Problem& p, const PolicyOptions& opt) {
   if (opt.budget_usd < min_cost * (1 - 1e-9))
     throw core::InputError(fmt::format("--budget: ${:.2f} is below the cheapest possible cost of these jobs, ${:.2f}",
                                        opt.budget_usd, min_cost));
+  // One LP: rows throughput(m,X) >= steps_m/M and cost_rate(X) <= B/M, re-bounded per M and re-solved from the
+  // last basis (incremental re-solves); the objective (minimise the cost rate) does not depend on M.
+  AllocLp a = detail::build_alloc_lp(p, opt);
+  Terms cost;
+  std::vector<int> steps_row(p.num_jobs());
+  for (int m = 0; m < p.num_jobs(); ++m) {
+    steps_row[m] = a.lp.add_constraint(a.tput[m], 0.0, kLpInf);
+    cost = detail::concat(std::move(cost), detail::cost_terms(p, a, m, opt.price, name));
+  }
+  cost = detail::scaled(cost, 3600.0);  // $/h keeps the row well scaled for CLP's absolute tolerances
+  const int budget_row = a.lp.add_constraint(cost, -kLpInf, kLpInf);
+  for (const auto& [v, c] : cost) a.lp.set_objective(v, a.lp.objective_coefficient(v) + c);
+  a.lp.set_maximize(false);
+  IncrementalLp lp(a.lp);
   int solves = 0;
-  auto attempt = [&](double M, AllocLp& a) {
-    a = detail::build_alloc_lp(p, opt);
-    Terms cost;
-    for (int m = 0; m < p.num_jobs(); ++m) {
-      a.lp.add_constraint(a.tput[m], p.jobs[m].steps / M, kLpInf);
-      cost = detail::concat(std::move(cost), detail::cost_terms(p, a, m, opt.price, name));
-    }
-    cost = detail::scaled(cost, 3600.0);  // $/h keeps the row well scaled for CLP's absolute tolerances
-    a.lp.add_constraint(cost, -kLpInf, opt.budget_usd * 3600.0 / M);
-    for (const auto& [v, c] : cost) a.lp.set_objective(v, a.lp.objective_coefficient(v) + c);
-    a.lp.set_maximize(false);
+  auto attempt = [&](double M) {
+    for (int m = 0; m < p.num_jobs(); ++m) lp.set_row_bounds(steps_row[m], p.jobs[m].steps / M, kLpInf);
+    lp.set_row_bounds(budget_row, -kLpInf, opt.budget_usd * 3600.0 / M);
     ++solves;
-    return a.lp.solve();
+    return lp.solve();
   };
   double hi = std::max(lo, 1.0);
-  AllocLp best;
-  LpSolution best_s = attempt(hi, best);
-  for (int i = 0; i < 80 && !best_s.ok(); ++i) best_s = attempt(hi *= 2, best);
+  LpSolution best_s = attempt(hi);
+  for (int i = 0; i < 80 && !best_s.ok(); ++i) best_s = attempt(hi *= 2);
   if (!best_s.ok()) throw core::InputError("--budget: no makespan meets this budget");
   lo = std::min(lo, hi);
   int it = 0;
   for (; it < 100 && hi - lo > 1e-6 * hi; ++it) {
     const double mid = 0.5 * (lo + hi);
-    AllocLp a;
-    const LpSolution s = attempt(mid, a);
-    if (s.ok()) hi = mid, best = std::move(a), best_s = s;
+    const LpSolution s = attempt(mid);
+    if (s.ok()) hi = mid, best_s = s;
     else lo = mid;
   }
-  Allocation out = solved(best, best_s, name);
+  Allocation out = solved(a, best_s, name);
   out.objective = hi;
   out.objective_name = "makespan_s";
   out.lp_solves = solves;

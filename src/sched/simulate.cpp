@@ -16,14 +16,111 @@ namespace {
 struct JobState {
   double remaining = 0;
   bool arrived = false, done = false;
+  int last_type = -1;  // GPU type of the last round it ran (type switches)
 };
+
+struct Lease {
+  std::vector<int> jobs;  // trace job indices of the combination
+  Assignment as;
+};
+
+// Last round's leases, translated to this allocation's combination indices by job identity.
+std::vector<Assignment> previous_leases(const Allocation& alloc, const std::vector<int>& active,
+                                        const std::vector<Lease>& leases) {
+  std::map<std::vector<int>, int> combo_of;
+  for (std::size_t k = 0; k < alloc.combos.size(); ++k) {
+    std::vector<int> jobs;
+    for (int i : alloc.combos[k].jobs) jobs.push_back(active[i]);
+    combo_of[jobs] = static_cast<int>(k);
+  }
+  std::vector<Assignment> previous;
+  for (const auto& l : leases) {
+    auto it = combo_of.find(l.jobs);
+    if (it == combo_of.end()) continue;
+    previous.push_back(l.as);
+    previous.back().combo = it->second;
+  }
+  return previous;
+}
+
+std::vector<RoundPlacement> placements_of(const Problem& trace, const std::vector<WorkerType>& types,
+                                          const Allocation& alloc, const std::vector<Assignment>& assignments,
+                                          const std::vector<int>& active) {
+  std::vector<RoundPlacement> out;
+  for (const auto& as : assignments)
+    for (int i : alloc.combos[as.combo].jobs)
+      out.push_back({trace.jobs[active[i]].name, types[as.type].name, alloc.combos[as.combo].scale_factor, as.renewed});
+  return out;
+}
+
+SimResult initial_results(const Problem& trace) {
+  SimResult res;
+  res.jobs.resize(trace.num_jobs());
+  for (int m = 0; m < trace.num_jobs(); ++m) {
+    const JobSpec& j = trace.jobs[m];
+    auto& r = res.jobs[m];
+    r.name = j.name;
+    r.job_type = j.job_type;
+    r.scale_factor = j.scale_factor;
+    r.arrival_s = j.arrival_s;
+    r.steps = j.steps;
+  }
+  return res;
+}
+
+// One round of one placed combination: progress, completion, GPU time and cost. A spot preemption of its type
+// inside the round (price trace) loses the round's progress (the last checkpoint is at the round start) and bills
+// the GPUs until the preemption. Returns true when the combination was preempted (its lease ends).
+bool run_assignment(const Problem& trace, const Problem& sub, const Allocation& alloc, const Assignment& as,
+                    const std::vector<int>& active, const WorkerType& wt, double now, const SimOptions& opt,
+                    std::vector<JobState>& st, SimResult& res, double& busy_gpu_s, int& finished) {
+  const Combo& k = alloc.combos[as.combo];
+  const PriceKind price = opt.policy_options.price;
+  double cut = -1;
+  if (opt.price_trace && price == PriceKind::kSpot) cut = preemption_in(*opt.price_trace, wt.name, now, now + opt.round_s);
+  const double overhead = as.renewed ? 0.0 : opt.restart_overhead_s;
+  const double run = std::max(0.0, opt.round_s - overhead);
+  double busy = 0;
+  for (int i : k.jobs) {
+    const int m = active[i];
+    const double tp = combo_throughput(sub, k, Column{as.type, as.consolidated}, i);
+    auto& r = res.jobs[m];
+    if (r.start_s < 0) r.start_s = now;
+    if (st[m].last_type >= 0 && st[m].last_type != as.type) ++r.type_switches;
+    st[m].last_type = as.type;
+    double used = opt.round_s;
+    if (cut >= 0) {
+      used = cut - now;  // preempted: nothing of this round is kept
+    } else if (tp > 0 && st[m].remaining <= tp * run) {
+      used = overhead + st[m].remaining / tp;
+      st[m].remaining = 0;
+      st[m].done = true;
+      r.completion_s = now + used;
+      r.jct_s = r.completion_s - r.arrival_s;
+      r.slowdown = r.jct_s / (r.steps / fastest_throughput(trace.jobs[m]));
+      ++finished;
+    } else if (tp > 0) {
+      st[m].remaining -= tp * run;
+    }
+    busy = std::max(busy, used);
+  }
+  const double gpu_s = busy * k.scale_factor;
+  busy_gpu_s += gpu_s;
+  const double pr = price == PriceKind::kSpot ? wt.price_spot : wt.price_on_demand;
+  for (int i : k.jobs) {
+    auto& r = res.jobs[active[i]];
+    r.gpu_seconds += gpu_s / k.jobs.size();
+    if (pr > 0) r.cost_usd += pr * gpu_s / 3600.0 / k.jobs.size();
+  }
+  return cut >= 0;
+}
 
 
 // The policy's view of the running jobs: remaining steps, time in the system, pairs among them.
-Problem active_problem(const Problem& trace, const std::vector<int>& active, const std::vector<JobState>& st,
-                       double now) {
+Problem active_problem(const Problem& trace, const std::vector<WorkerType>& types, const std::vector<int>& active,
+                       const std::vector<JobState>& st, double now) {
   Problem sub;
-  sub.types = trace.types;
+  sub.types = types;
   sub.entities = trace.entities;
   std::vector<int> pos(trace.num_jobs(), -1);
   for (int i = 0; i < static_cast<int>(active.size()); ++i) {
@@ -32,6 +129,8 @@ Problem active_problem(const Problem& trace, const std::vector<int>& active, con
     JobSpec j = trace.jobs[m];
     j.steps = st[m].remaining;
     j.elapsed_s = now - j.arrival_s;
+    // The SLO is a deadline from arrival; the policy sees the time left. A missed one no longer constrains.
+    if (j.slo_s != kNoSlo) j.slo_s = j.slo_s - j.elapsed_s > 0 ? j.slo_s - j.elapsed_s : kNoSlo;
     sub.jobs.push_back(std::move(j));
   }
   const auto iso = isolated_throughputs(sub);
@@ -51,9 +150,16 @@ double percentile(std::vector<double> v, double q) {
   return v[std::clamp<std::size_t>(rank, 1, v.size()) - 1];
 }
 
+// The job metrics, on top of the loop's counters (`counts`: rounds, re-allocations, solves, cloud events).
 SimMetrics metrics_of(const Problem& trace, const std::vector<JobResult>& jobs, const SimOptions& opt,
-                      const std::vector<int>& order, double busy_gpu_s) {
+                      const std::vector<int>& order, double busy_gpu_s, const SimMetrics& counts) {
   SimMetrics m;
+  m.rounds = counts.rounds;
+  m.reallocations = counts.reallocations;
+  m.lp_solves = counts.lp_solves;
+  m.preemptions = counts.preemptions;
+  m.price_changes = counts.price_changes;
+  for (const auto& j : jobs) m.type_switches += j.type_switches;
   const int n = static_cast<int>(order.size());
   const int from = std::clamp(opt.measure_from, 0, n);
   const int to = opt.measure_to < 0 ? n : std::clamp(opt.measure_to, from, n);
@@ -61,6 +167,11 @@ SimMetrics metrics_of(const Problem& trace, const std::vector<JobResult>& jobs, 
   for (int r = from; r < to; ++r) {
     const JobResult& j = jobs[order[r]];
     ++m.jobs_measured;
+    const double slo = trace.jobs[order[r]].slo_s;
+    if (slo != kNoSlo) {
+      ++m.slo_jobs;
+      if (j.completion_s < 0 || j.jct_s > slo) ++m.slo_violations;
+    }
     if (j.completion_s < 0) continue;
     ++m.jobs_finished;
     jct.push_back(j.jct_s);
@@ -98,19 +209,8 @@ SimResult simulate(const Problem& trace, const SimOptions& opt) {
   std::stable_sort(order.begin(), order.end(),
                    [&](int x, int y) { return trace.jobs[x].arrival_s < trace.jobs[y].arrival_s; });
   std::vector<JobState> st(n);
-  SimResult res;
-  res.jobs.resize(n);
-  for (int m = 0; m < n; ++m) {
-    const JobSpec& j = trace.jobs[m];
-    st[m].remaining = j.steps;
-    auto& r = res.jobs[m];
-    r.name = j.name;
-    r.job_type = j.job_type;
-    r.scale_factor = j.scale_factor;
-    r.arrival_s = j.arrival_s;
-    r.steps = j.steps;
-  }
-  const PriceKind price = opt.policy_options.price;
+  for (int m = 0; m < n; ++m) st[m].remaining = trace.jobs[m].steps;
+  SimResult res = initial_results(trace);
   int next_arrival = 0, finished = 0;
   double now = n > 0 ? trace.jobs[order[0]].arrival_s : 0, busy_gpu_s = 0;
   std::vector<int> active;       // trace indices, arrival order
@@ -118,12 +218,10 @@ SimResult simulate(const Problem& trace, const SimOptions& opt) {
   Problem sub;
   Allocation alloc;
   RoundBook book;
-  struct Lease {
-    std::vector<int> jobs;  // trace job indices of the combination
-    Assignment as;
-  };
   std::vector<Lease> leases;
   SimMetrics& mt = res.metrics;
+  std::vector<WorkerType> types = trace.types;  // prices change with a price trace
+  int preemptions = 0, price_changes = 0;
   while (finished < n && now <= opt.max_sim_s) {
     while (next_arrival < n && trace.jobs[order[next_arrival]].arrival_s <= now) {
       const int m = order[next_arrival++];
@@ -135,8 +233,14 @@ SimResult simulate(const Problem& trace, const SimOptions& opt) {
       now = trace.jobs[order[next_arrival]].arrival_s;
       continue;
     }
+    // Prices in force this round (price trace); a change re-solves the policy (dynamic instance switching) unless
+    // the decisions are to keep the prices they were made with.
+    if (opt.price_trace && apply_prices(*opt.price_trace, now, types)) {
+      ++price_changes;
+      changed = changed || opt.switch_on_price_change;
+    }
     if (changed || opt.reallocate == Reallocate::kEveryRound) {
-      sub = active_problem(trace, active, st, now);
+      sub = active_problem(trace, types, active, st, now);
       alloc = allocate(sub, opt.policy, opt.policy_options);
       mt.lp_solves += alloc.lp_solves;
       ++mt.reallocations;
@@ -144,20 +248,7 @@ SimResult simulate(const Problem& trace, const SimOptions& opt) {
       changed = false;
       if (opt.progress) opt.progress(now, finished, n);
     }
-    // Last round's leases, translated to this allocation's combination indices by job identity.
-    std::map<std::vector<int>, int> combo_of;
-    for (std::size_t k = 0; k < alloc.combos.size(); ++k) {
-      std::vector<int> jobs;
-      for (int i : alloc.combos[k].jobs) jobs.push_back(active[i]);
-      combo_of[jobs] = static_cast<int>(k);
-    }
-    std::vector<Assignment> previous;
-    for (const auto& l : leases) {
-      auto it = combo_of.find(l.jobs);
-      if (it == combo_of.end()) continue;
-      previous.push_back(l.as);
-      previous.back().combo = it->second;
-    }
+    const std::vector<Assignment> previous = previous_leases(alloc, active, leases);
     std::vector<bool> runnable(alloc.combos.size(), true);
     auto assignments = schedule_round(sub, alloc, book, runnable, previous);
     leases.clear();
@@ -168,41 +259,17 @@ SimResult simulate(const Problem& trace, const SimOptions& opt) {
     }
     record_round(book, assignments);
     ++mt.rounds;
-    for (const auto& as : assignments) {
-      const Combo& k = alloc.combos[as.combo];
-      const WorkerType& wt = sub.types[as.type];
-      const double overhead = as.renewed ? 0.0 : opt.restart_overhead_s;
-      const double run = std::max(0.0, opt.round_s - overhead);
-      double busy = 0;
-      for (int i : k.jobs) {
-        const int m = active[i];
-        const double tp = combo_throughput(sub, k, Column{as.type, as.consolidated}, i);
-        auto& r = res.jobs[m];
-        if (r.start_s < 0) r.start_s = now;
-        double used = opt.round_s;
-        if (tp > 0 && st[m].remaining <= tp * run) {
-          used = overhead + st[m].remaining / tp;
-          st[m].remaining = 0;
-          st[m].done = true;
-          r.completion_s = now + used;
-          r.jct_s = r.completion_s - r.arrival_s;
-          r.slowdown = r.jct_s / (r.steps / fastest_throughput(trace.jobs[m]));
-          ++finished;
-          changed = true;
-        } else if (tp > 0) {
-          st[m].remaining -= tp * run;
-        }
-        busy = std::max(busy, used);
+    if (opt.on_round) opt.on_round(now, placements_of(trace, types, alloc, assignments, active));
+    const int finished_before = finished;
+    std::vector<std::vector<int>> preempted;
+    for (const auto& as : assignments)
+      if (run_assignment(trace, sub, alloc, as, active, types[as.type], now, opt, st, res, busy_gpu_s, finished)) {
+        ++preemptions;
+        preempted.push_back(leases[&as - assignments.data()].jobs);
       }
-      const double gpu_s = busy * k.scale_factor;
-      busy_gpu_s += gpu_s;
-      const double pr = price == PriceKind::kSpot ? wt.price_spot : wt.price_on_demand;
-      for (int i : k.jobs) {
-        auto& r = res.jobs[active[i]];
-        r.gpu_seconds += gpu_s / k.jobs.size();
-        if (pr > 0) r.cost_usd += pr * gpu_s / 3600.0 / k.jobs.size();
-      }
-    }
+    if (finished != finished_before) changed = true;
+    // A reclaimed instance: its jobs restart elsewhere (no lease renewal) next round.
+    std::erase_if(leases, [&](const Lease& l) { return std::find(preempted.begin(), preempted.end(), l.jobs) != preempted.end(); });
     now += opt.round_s;
     if (changed) {
       std::vector<int> still;
@@ -211,11 +278,9 @@ SimResult simulate(const Problem& trace, const SimOptions& opt) {
       active = std::move(still);
     }
   }
-  const SimMetrics counts = mt;
-  res.metrics = metrics_of(trace, res.jobs, opt, order, busy_gpu_s);
-  res.metrics.rounds = counts.rounds;
-  res.metrics.reallocations = counts.reallocations;
-  res.metrics.lp_solves = counts.lp_solves;
+  mt.preemptions = preemptions;
+  mt.price_changes = price_changes;
+  res.metrics = metrics_of(trace, res.jobs, opt, order, busy_gpu_s, mt);
   return res;
 }
 
@@ -229,13 +294,15 @@ core::OrderedJson to_json(const SimResult& r) {
                   {"utilization", m.utilization},       {"avg_slowdown", m.avg_slowdown},
                   {"max_slowdown", m.max_slowdown},     {"jain_fairness", m.jain_fairness},
                   {"rounds", m.rounds},                 {"reallocations", m.reallocations},
-                  {"lp_solves", m.lp_solves}};
+                  {"lp_solves", m.lp_solves},           {"slo_jobs", m.slo_jobs},
+                  {"slo_violations", m.slo_violations}, {"preemptions", m.preemptions},
+                  {"price_changes", m.price_changes},   {"type_switches", m.type_switches}};
   core::OrderedJson jobs = core::OrderedJson::array();
   for (const auto& x : r.jobs)
     jobs.push_back({{"name", x.name},         {"type", x.job_type},           {"scale_factor", x.scale_factor},
                     {"arrival_s", x.arrival_s}, {"start_s", x.start_s},       {"completion_s", x.completion_s},
                     {"jct_s", x.jct_s},         {"gpu_seconds", x.gpu_seconds}, {"cost_usd", x.cost_usd},
-                    {"slowdown", x.slowdown}});
+                    {"slowdown", x.slowdown}, {"type_switches", x.type_switches}});
   j["jobs"] = std::move(jobs);
   return j;
 }

@@ -72,18 +72,22 @@ Allocation water_fill(const Problem& p, const PolicyOptions& opt, const WeightRu
   Allocation best;
   int solves = 0, iters = 0;
   double first_level = 0;
+  // Step 1's LP is built once (rows u_m − w_m·t >= u_prev_m); each iteration changes the weights (t's
+  // coefficients) and the floors (row bounds) and re-solves from the last basis (incremental re-solves).
+  AllocLp a = build_alloc_lp(p, opt);
+  const int t = a.lp.add_variable(0.0, kLpInf, 1.0);
+  std::vector<int> row(n);
+  for (int m = 0; m < n; ++m) row[m] = a.lp.add_constraint(concat(scaled(a.tput[m], coef[m]), {{t, -1.0}}), 0.0, kLpInf);
+  a.lp.set_maximize(true);
+  IncrementalLp lp(a.lp);
   for (; iters <= n; ++iters) {
     const std::vector<double> w = rule(done);
     if (std::none_of(w.begin(), w.end(), [](double x) { return x > 0; })) break;
-    AllocLp a = build_alloc_lp(p, opt);
-    const int t = a.lp.add_variable(0.0, kLpInf, 1.0);
     for (int m = 0; m < n; ++m) {
-      Terms u = scaled(a.tput[m], coef[m]);
-      if (w[m] > 0) a.lp.add_constraint(concat(u, {{t, -w[m]}}), keep_bound(u_prev[m]), kLpInf);
-      else a.lp.add_constraint(u, keep_bound(u_prev[m]), kLpInf);
+      lp.set_coefficient(row[m], t, -w[m]);
+      lp.set_row_bounds(row[m], keep_bound(u_prev[m]), kLpInf);
     }
-    a.lp.set_maximize(true);
-    const LpSolution s = a.lp.solve();
+    const LpSolution s = lp.solve();
     ++solves;
     if (!s.ok()) {
       if (iters == 0) throw std::runtime_error("sched: " + name + " LP did not solve");

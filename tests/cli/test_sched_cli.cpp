@@ -103,3 +103,15 @@ TEST(SchedCli, ScheduleTraceFileWithClusterFlag) {
   const auto no_cluster = run_strata("schedule --trace " + path);
   EXPECT_EQ(no_cluster.code, 2);
 }
+
+TEST(SchedCli, PriceTraceAndGeneratedExtras) {
+  const std::string prices = std::string(STRATA_SOURCE_DIR) + "/examples/sched_price_trace.json";
+  const auto r = run_strata("schedule --policy min-cost-slo --price spot --cluster v100:2,p100:2,k80:2 --generate "
+                            "\"jobs=8,rate=1,seed=2,slo=1\" --price-trace " + prices);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("price trace:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("SLO violations:"), std::string::npos) << r.out;
+  const auto bad = run_strata("schedule --cluster v100:2 --generate jobs=2 --price-trace " + kExample);
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("unknown field"), std::string::npos) << bad.out;
+}

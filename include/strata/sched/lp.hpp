@@ -25,7 +25,8 @@ class LinearProgram {
   int add_variable(double lo, double hi, double objective = 0, bool integer = false);
   // Adds lo <= Σ coef·x[var] <= hi (use ±kLpInf for a one-sided row). Zero coefficients are dropped;
   // repeated variables are summed.
-  void add_constraint(const std::vector<std::pair<int, double>>& terms, double lo, double hi);
+  // Returns the row's index (for IncrementalLp::set_row_bounds).
+  int add_constraint(const std::vector<std::pair<int, double>>& terms, double lo, double hi);
   void set_objective(int var, double coef);
   double objective_coefficient(int var) const { return obj_.at(var); }
   void set_maximize(bool maximize) { maximize_ = maximize; }
@@ -39,6 +40,7 @@ class LinearProgram {
   LpSolution solve() const;
 
  private:
+  friend class IncrementalLp;
   std::vector<double> lo_, hi_, obj_;
   std::vector<char> integer_;
   std::vector<int> t_row_, t_col_;
@@ -46,6 +48,27 @@ class LinearProgram {
   std::vector<double> row_lo_, row_hi_;
   bool maximize_ = false;
   bool any_integer_ = false;
+};
+
+// A pure LP loaded once into CLP and re-solved after small changes (row bounds, coefficients, objective) from
+// the previous optimal basis — the incremental re-solve of binary searches and water-filling iterations: after a
+// bound change the old basis stays dual feasible, so CLP's dual simplex needs few pivots instead of a cold start.
+class IncrementalLp {
+ public:
+  explicit IncrementalLp(const LinearProgram& lp);  // logic_error for a program with integer variables
+  ~IncrementalLp();
+  IncrementalLp(const IncrementalLp&) = delete;
+  IncrementalLp& operator=(const IncrementalLp&) = delete;
+
+  void set_row_bounds(int row, double lo, double hi);
+  void set_coefficient(int row, int var, double coef);  // matrix element (0 removes it)
+  void set_objective(int var, double coef);
+  LpSolution solve();  // first call: CLP's initial solve; later: dual simplex from the last basis
+
+ private:
+  struct Model;
+  Model* model_;
+  bool solved_once_ = false;
 };
 
 }  // namespace strata::sched

@@ -5,11 +5,14 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "strata/core/json.hpp"
+#include "strata/sched/cloud.hpp"
 #include "strata/sched/policy.hpp"
+#include "strata/sched/slurm.hpp"
 
 namespace strata::sched {
 
@@ -20,6 +23,12 @@ struct GenerateSpec {
   double rate_per_hour = 0;   // Poisson arrival rate λ (jobs/hour); 0 = static trace (all jobs at t = 0)
   std::uint64_t seed = 0;
   bool multi_gpu = false;     // false: every job 1 GPU; true: 70 % 1, 25 % 2–4, 5 % 8 GPUs
+  // Extras (drawn from a second PRNG stream, so the base trace of a seed is the same with or without them):
+  int pairs_per_job = 0;      // space sharing: pair each job with up to this many later jobs of its size
+  bool slo = false;           // SLO = factor × duration on the fastest type, factor uniform in {1.2, 2, 10}
+  int entities = 0;           // hierarchical: K entities "e0".."e{K-1}", weights 1..K, job's entity uniform
+  double high_priority = 0;   // fraction of jobs with weight `high_priority_weight` (LAS priorities)
+  double high_priority_weight = 5;
 };
 
 // "jobs=200,rate=4,seed=1[,multi=1]" (keys in any order; jobs required). InputError naming `flag`.
@@ -32,7 +41,13 @@ struct JobTypeTable {
   Problem types;                          // jobs = job types; their "steps" are ignored
   double consolidated_efficiency = 1.0;   // per doubling of the GPU count
   double unconsolidated_efficiency = 1.0;
+  // Space sharing ("colocation" in the table): per job type the fraction of a GPU it keeps busy alone
+  // (gpu_demand, (0, 1]); two co-located jobs each run at interference / max(1, d_a + d_b) of their solo speed.
+  std::vector<double> gpu_demand;         // per job type; empty = the table has no co-location data
+  double colocation_interference = 1.0;
 };
+// Fraction of solo throughput each of two co-located job types keeps (the table's co-location model).
+double colocated_fraction(const JobTypeTable& t, int type_a, int type_b);
 JobTypeTable job_types_from_json(const core::Json& j, const std::string& origin);
 JobTypeTable default_job_types();
 
@@ -54,8 +69,13 @@ struct SimOptions {
   Reallocate reallocate = Reallocate::kOnChange;
   int measure_from = 0, measure_to = -1;   // job index window for the metrics (arrival order); -1 = to the end
   double max_sim_s = 365.0 * 86400;        // safety stop (a job that never gets GPUs)
+  // Cloud (thesis ch. 6): time-varying prices and spot preemptions. Preemptions apply when the price is spot.
+  std::optional<PriceTrace> price_trace;
+  bool switch_on_price_change = true;      // re-solve the policy when prices change (false: keep the decision)
   // Called after each re-allocation with (simulated time s, finished jobs, total jobs); e.g. a progress line.
   std::function<void(double, int, int)> progress;
+  // Called after each round's placement with (round start s, placements): a back-end (e.g. Slurm) acts on it.
+  std::function<void(double, const std::vector<RoundPlacement>&)> on_round;
 };
 
 struct JobResult {
@@ -67,6 +87,7 @@ struct JobResult {
   double gpu_seconds = 0;                                 // GPU-time used
   double cost_usd = 0;
   double slowdown = 0;                                    // JCT / (steps / fastest throughput)
+  int type_switches = 0;                                  // rounds placed on a different GPU type than its last
 };
 
 struct SimMetrics {
@@ -78,6 +99,8 @@ struct SimMetrics {
   double avg_slowdown = 0, max_slowdown = 0;
   double jain_fairness = 0;     // Jain's index of the slowdowns (1 = perfectly even)
   int rounds = 0, reallocations = 0, lp_solves = 0;
+  int slo_jobs = 0, slo_violations = 0;  // measured jobs with an SLO (deadline from arrival) / finished late
+  int preemptions = 0, price_changes = 0, type_switches = 0;  // price-trace runs (all jobs)
 };
 
 struct SimResult {
