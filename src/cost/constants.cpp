@@ -33,6 +33,10 @@ CostConstants constants_from_json(const nlohmann::json& j, const std::string& or
   c.gemm_half_flops = value_of(cj, "gemm_half_flops", w, 0.0, 1e15);
   c.fp32_gemm_max_efficiency = value_of(cj, "fp32_gemm_max_efficiency", w, 0.01, 1.0);
   c.memory_bw_efficiency = value_of(cj, "memory_bw_efficiency", w, 0.01, 1.0);
+  if (core::has_field(cj, "fp8_gemm_relative_efficiency"))
+    c.fp8_gemm_relative_efficiency = value_of(cj, "fp8_gemm_relative_efficiency", w, 0.01, 1.0);
+  if (core::has_field(cj, "flash_attention_efficiency"))
+    c.flash_attention_efficiency = value_of(cj, "flash_attention_efficiency", w, 0.01, 1.0);
   c.intra_node_bw_efficiency = value_of(cj, "intra_node_bw_efficiency", w, 0.01, 1.0);
   c.inter_node_bw_efficiency = value_of(cj, "inter_node_bw_efficiency", w, 0.01, 1.0);
   c.layer_overhead_s = value_of(cj, "layer_overhead_s", w, 0.0, 1.0);
@@ -63,6 +67,8 @@ nlohmann::ordered_json to_json(const CostConstants& c) {
   j["gemm_half_flops"] = c.gemm_half_flops;
   j["fp32_gemm_max_efficiency"] = c.fp32_gemm_max_efficiency;
   j["memory_bw_efficiency"] = c.memory_bw_efficiency;
+  j["flash_attention_efficiency"] = c.flash_attention_efficiency;
+  j["fp8_gemm_relative_efficiency"] = c.fp8_gemm_relative_efficiency;
   j["intra_node_bw_efficiency"] = c.intra_node_bw_efficiency;
   j["inter_node_bw_efficiency"] = c.inter_node_bw_efficiency;
   j["layer_overhead_s"] = c.layer_overhead_s;
@@ -82,9 +88,15 @@ nlohmann::ordered_json to_json(const CostConstants& c) {
 
 double gemm_efficiency(const CostConstants& c, double flops, hw::Dtype dtype) {
   const bool tensor_core = dtype == hw::Dtype::fp16 || dtype == hw::Dtype::bf16 || dtype == hw::Dtype::fp8;
-  const double emax = tensor_core ? c.gemm_max_efficiency : c.fp32_gemm_max_efficiency;
+  double emax = tensor_core ? c.gemm_max_efficiency : c.fp32_gemm_max_efficiency;
+  if (dtype == hw::Dtype::fp8) emax *= c.fp8_gemm_relative_efficiency;
   if (flops <= 0) return emax;
   return emax * flops / (flops + c.gemm_half_flops);
+}
+
+double flash_attention_time(const CostConstants& c, double flops, double peak_flops) {
+  if (flops <= 0 || !(peak_flops > 0)) return 0;
+  return flops / (peak_flops * c.flash_attention_efficiency);
 }
 
 }  // namespace strata::cost

@@ -18,6 +18,12 @@ struct CostConstants {
   double gemm_max_efficiency = 0.8;
   double gemm_half_flops = 2e9;
   double fp32_gemm_max_efficiency = 0.8;
+  // FP8 GEMMs reach this fraction of the tensor-core curve's efficiency at the fp8 peak (fp8 GEMMs at real
+  // shapes run well short of 2× bf16; fitted, data/cost_constants.json).
+  double fp8_gemm_relative_efficiency = 0.65;
+  // Achievable fraction of peak of a fused flash-attention kernel (forward and backward alike), its own
+  // size-independent value instead of the GEMM curve (docs/cost-model.md §Attention kernel).
+  double flash_attention_efficiency = 0.5;
   // Achievable fraction of HBM bandwidth for element-wise kernels (norms, softmax, activations, dropout).
   double memory_bw_efficiency = 0.7;
   // Achievable fraction of link bandwidth for collectives inside a node / across nodes.
@@ -54,5 +60,8 @@ CostConstants constants_from_json(const nlohmann::json& j, const std::string& or
 nlohmann::ordered_json to_json(const CostConstants& c);
 // Achievable GEMM efficiency for a GEMM of `flops` in `dtype`.
 double gemm_efficiency(const CostConstants& c, double flops, hw::Dtype dtype);
+// Time of a fused flash-attention core of `flops` (score + value products) on a GPU of `peak_flops`:
+// flops / (peak · flash_attention_efficiency); 0 when flops = 0.
+double flash_attention_time(const CostConstants& c, double flops, double peak_flops);
 
 }  // namespace strata::cost
