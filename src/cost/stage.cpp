@@ -136,7 +136,7 @@ StageContext make_stage_context(const model::Model& /*m*/, const hw::Cluster& c,
     if (c.devices[d].gpu_type == last_type) continue;  // node-major placements repeat the same type
     last_type = c.devices[d].gpu_type;
     const auto& g = c.gpu_of(d);
-    const double peak = g.peak(s.dtype);
+    const double peak = g.peak(s.dtype) * gpu_compute_factor(*ctx.constants, g.name);  // achievable scale
     if (peak < ctx.peak_flops) {
       ctx.peak_flops = peak;
       ctx.gpu_type = c.devices[d].gpu_type;
@@ -222,7 +222,8 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
     }
     // FLOPs not described by GEMMs (generic layers) run at the curve's efficiency for their size.
     const auto& gpu = ctx.cluster->gpu_types[ctx.gpu_type];  // fused attention core in the non-GEMM dtype
-    gemm_s += flash_attention_time(k, lc.flash_attention_flops, gpu.peak(recipe.non_gemm_dtype));
+    gemm_s += flash_attention_time(k, lc.flash_attention_flops,
+                                   gpu.peak(recipe.non_gemm_dtype) * gpu_compute_factor(k, gpu.name));
     const double other_flops = std::max(0.0, lc.fwd_flops - gemm_flops - lc.flash_attention_flops);
     const double other_s = other_flops > 0 ? other_flops / (ctx.peak_flops * gemm_efficiency(k, other_flops, s.dtype)) : 0;
     const double elem_s = (lc.fwd_elementwise_bytes + fp8_scaling_bytes(lc, recipe)) / mem_bw;

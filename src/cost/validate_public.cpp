@@ -61,7 +61,7 @@ hw::Cluster row_cluster(const std::string& gpu_type, int gpus, const hw::Catalog
     node.gpu = gpu_type.find("40GB") != std::string::npos ? "a100-40gb" : "a100-80gb";
   } else if (gpu_type.find("96GB") != std::string::npos) {
     hw::GpuSpec g = catalog.gpu("h100-sxm");
-    g.name = "h100-96gb-500w";
+    g.name = "h100-sxm-96gb-500w";  // an H100 SXM variant: the h100-sxm efficiency applies
     g.memory_bytes = 96.0 * (1ull << 30);
     g.memory_bw_bytes_per_s = 3.35e12;
     for (auto& [d, peak] : g.peak_flops) peak *= (989.4 + 835.0) / 2 / 989.4;  // SXM 989.4, NVL 835 TFLOP/s bf16
@@ -106,12 +106,13 @@ Strategy row_strategy(const core::Json& row, const std::string& source) {
 double pct_error(double predicted, double measured) { return 100.0 * (predicted - measured) / measured; }
 
 void public_rows(const CostConstants& k, const hw::Catalog& catalog, std::vector<ValidationRow>& out,
-                 std::vector<SkippedRow>& skipped, const std::string& only_dtype) {
+                 std::vector<SkippedRow>& skipped, const std::string& only_dtype, const std::string& gpu_contains) {
   const auto data = core::embedded_json(kPublic);
   CostOptions opt;
   opt.constants = &k;
   for (const auto& row : data.at("rows")) {
     if (!only_dtype.empty() && row.at("precision").get<std::string>() != only_dtype) continue;
+    if (row.at("gpu_type").get<std::string>().find(gpu_contains) == std::string::npos) continue;
     const std::string source = row.at("source").at("name").get<std::string>();
     const std::string key = row.at("model_key").get<std::string>();
     const int gpus = row.at("gpus").get<int>();

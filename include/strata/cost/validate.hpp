@@ -54,6 +54,9 @@ nlohmann::ordered_json to_json(const ValidationReport& r);
 // Fits gemm_max_efficiency, gemm_half_flops, intra_node_bw_efficiency and memory_bw_efficiency to Table 5 iteration times only
 // (coordinate grid search minimising the mean absolute % error); the other constants are kept.
 CostConstants fit_constants_to_table5(const CostConstants& start);
+// Fits the h100-sxm entry of gpu_compute_efficiency alone to the bf16 H100 rows of the public training rows
+// (grid 0.30..1.00); the other constants are kept.
+CostConstants fit_h100_to_public_rows(const CostConstants& start);
 // Fits fp8_gemm_relative_efficiency alone to the fp8 rows of the public training rows (mean absolute % error on
 // their throughput metric; grid 0.30..1.00 in steps of 0.01); the other constants are kept.
 CostConstants fit_fp8_to_public_rows(const CostConstants& start);
