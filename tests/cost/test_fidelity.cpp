@@ -112,3 +112,39 @@ TEST(Zero3, Gpt3OnDgxA100NoLessThanTheNicBound) {
   EXPECT_GE(e.stages[0].zero3_busy_s, nic_bound);
   EXPECT_LT(e.stages[0].zero3_busy_s, 1.6 * nic_bound);  // NVLink and latency add little on top
 }
+
+TEST(AttentionKey, ParsesPrintsAndDefaultsPerGpu) {
+  const auto s = parse_strategy("dp=8,tp=1,pp=1,gbs=8,attention=eager");
+  ASSERT_TRUE(s.attention.has_value());
+  EXPECT_EQ(*s.attention, model::AttentionKernel::eager);
+  EXPECT_NE(to_cli_string(s).find("attention=eager"), std::string::npos);
+  EXPECT_EQ(strategy_from_json(to_json(s), "s.json").attention, s.attention);
+  EXPECT_FALSE(parse_strategy("dp=8,gbs=8,attention=auto").attention.has_value());
+  EXPECT_EQ(to_cli_string(parse_strategy("dp=8,gbs=8")).find("attention"), std::string::npos);
+  // Default: flash on GPUs with bf16 tensor cores, eager elsewhere.
+  const auto catalog = hw::builtin_catalog();
+  const Strategy unset = parse_strategy("dp=8,gbs=8");
+  EXPECT_EQ(attention_kernel_for(unset, catalog.gpu("a100-80gb")), model::AttentionKernel::flash);
+  EXPECT_EQ(attention_kernel_for(unset, catalog.gpu("v100-16gb")), model::AttentionKernel::eager);
+  EXPECT_EQ(attention_kernel_for(s, catalog.gpu("h100-sxm")), model::AttentionKernel::eager);
+  // flash on a GPU without a flash kernel is a rule error.
+  const auto m = cost_test::gpt(2, 1024, 16, 512);
+  const auto v100 = cost_test::cluster("p3.16xlarge:1");
+  EXPECT_NE(cost_test::error_of([&] { complete_strategy(parse_strategy("dp=8,gbs=8,attention=flash"), m, v100); })
+                .find("attention=flash"),
+            std::string::npos);
+  EXPECT_NE(cost_test::error_of([&] { parse_strategy("dp=8,gbs=8,attention=sdpa"); }), "");
+}
+
+TEST(AttentionKey, FlashFitsTheIssueLlama405bLayout) {
+  // Issue 13: 302 GiB per GPU with the eager 5as/h term; flash keeps no scores and the layout fits 80 GB.
+  const auto m = model::with_seq(model::resolve_model("llama3-405b"), 8192);
+  const auto c = cost_test::cluster("dgx-h100:1024");
+  const std::string layout = "dp=64,tp=8,pp=16,mbs=1,gbs=2048,sp=on,zero=2";
+  const auto flash = cost_test::run(m, c, layout);
+  const auto eager = cost_test::run(m, c, layout + ",attention=eager");
+  EXPECT_TRUE(flash.fits);
+  EXPECT_LT(flash.peak_memory_bytes, 80e9);
+  EXPECT_FALSE(eager.fits);
+  EXPECT_GT(eager.peak_memory_bytes, 3 * flash.peak_memory_bytes);
+}
