@@ -2,6 +2,8 @@
 // (the cost model against the embedded calibration measurements).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -60,6 +62,11 @@ void print_estimate(const model::Model& m, const hw::Cluster& c, const cost::Str
                                        "p2p", "bubble/iter", "dp comm/iter", "optimizer", "memory", "of which act.",
                                        "fits"},
                                       rows));
+  double zero3_busy = 0;
+  for (const auto& st : e.stages) zero3_busy = std::max(zero3_busy, st.zero3_busy_s);
+  if (zero3_busy > 0)
+    fmt::print("\nZeRO-3 gathers (forward + backward) and reduce-scatters keep the links busy {} per iteration "
+               "(their exposed part is in tp comm).\n", core::format_seconds(zero3_busy));
   fmt::print("\nTimes per micro-batch unless marked /iter. Formulas: docs/cost-model.md.\n");
 }
 
@@ -97,8 +104,11 @@ void run_estimate(const EstimateArgs& a) {
 void run_validate(bool json, bool fit) {
   const auto& k = cost::builtin_constants();
   if (fit) {
-    std::fprintf(stderr, "validate: fitting gemm efficiency and NVLink efficiency to Table 5...\n");
-    const auto fitted = cost::fit_constants_to_table5(k);
+    std::fprintf(stderr, "validate: fitting gemm efficiency and NVLink efficiency to Table 5, the H100 factor to the bf16 H100 "
+                         "rows, fp8 GEMM efficiency to the fp8 rows...\n");
+    // Table 5 first (A100), then the H100 factor on bf16 H100 rows, then fp8 on the fp8 rows (all H100).
+    const auto fitted =
+        cost::fit_fp8_to_public_rows(cost::fit_h100_to_public_rows(cost::fit_constants_to_table5(k)));
     fmt::print("{}\n", cost::to_json(fitted).dump(2));
     return;
   }
@@ -118,6 +128,21 @@ void run_validate(bool json, bool fit) {
              r.memory_mean_abs_pct, r.memory_max_abs_pct);
   fmt::print("MosaicML FSDP tokens/s per GPU (not fitted): mean abs error {:.2f}%, max {:.2f}%\n",
              r.mosaicml_mean_abs_pct, r.mosaicml_max_abs_pct);
+  std::vector<std::vector<std::string>> sources;
+  for (const auto& src : r.sources)
+    sources.push_back({src.dataset, src.metric, std::to_string(src.rows), std::to_string(src.skipped),
+                       fmt::format("{:.2f}%", src.mean_abs_pct), fmt::format("{:.2f}%", src.max_abs_pct),
+                       std::to_string(src.not_fit),
+                       src.target_mean_pct > 0 ? fmt::format("≤{:g}% mean{}", src.target_mean_pct,
+                                                             src.target_max_pct > 0
+                                                                 ? fmt::format(", ≤{:g}% max", src.target_max_pct)
+                                                                 : "")
+                                               : "-",
+                       src.met() ? "met" : "MISSED"});
+  fmt::print("\nPer source (rows not expressible, e.g. context parallelism, are skipped):\n{}",
+             core::render_table({"source", "metric", "rows", "skipped", "mean abs", "max abs", "not fit", "target",
+                                 ""},
+                                sources));
   fmt::print("Constants: data/cost_constants.json ({})\n", k.provenance);
 }
 

@@ -23,7 +23,7 @@ namespace strata::cli {
 namespace {
 
 struct PlanArgs {
-  std::string model, cluster, space = "full", placement = "hetero", json_file, profile;
+  std::string model, cluster, space = "full", placement = "hetero", json_file, profile, dtype = "bf16";
   std::int64_t gbs = 0, seq = 0;
   int top = 5, threads = 1, max_tp = 0, max_pp = 0;
   int trials = 0, trial_steps = 4;
@@ -78,6 +78,7 @@ void run_plan(const PlanArgs& a) {
   opt.placement = plan::parse_placement_mode(a.placement, "plan: --placement");
   opt.top_k = a.top;
   opt.threads = a.threads;
+  opt.dtype = hw::parse_dtype(a.dtype, "plan: --dtype");
   opt.max_tp = a.max_tp;
   opt.max_pp = a.max_pp;
   std::optional<cost::Profile> profile;
@@ -186,6 +187,9 @@ void register_plan_command(CLI::App& app) {
   cmd->add_option("--gbs", a->gbs, "Global batch size in samples per iteration")->required();
   cmd->add_option("--seq", a->seq, "Sequence length (default: the model's)");
   cmd->add_option("--top", a->top, "How many plans to list (default 5)");
+  cmd->add_option("--dtype", a->dtype,
+                  "Training precision recipe: fp32, tf32, fp16, bf16 (default) or fp8 (data/precision_recipes.json: "
+                  "bytes per parameter, gradient and optimizer state, activation bytes)");
   cmd->add_option("--space", a->space,
                   "Search space: 3d = dp/tp/pp/mbs only with 1F1B (as AMP); full (default) = + gpipe, interleaved "
                   "v, ZeRO 0-3, recompute, sp; all = full + the asynchronous pipedream and 2bw schedules");

@@ -75,6 +75,35 @@ double broadcast_closed(int n, double bytes, double bw, double lat) {
   return (n - 1) * lat + per_bw(bytes, bw);
 }
 
+// ---- NCCL algorithms across nodes ------------------------------------------------------------------------------
+double nccl_ring_time(const NcclGroupShape& g, double bytes, int passes) {
+  const int n = g.ranks, nodes = g.nodes;
+  if (n <= 1 || bytes < 0) return 0;
+  // NCCL (src/graph/tuning.cc): a ring pass has n−1 steps, nodes−1 of which cross a node boundary; each step
+  // pays its hop's latency.
+  const double latency = (n - nodes) * g.intra_latency_s + (nodes - 1) * g.inter_latency_s;
+  // Every chunk but one enters each node once per pass (one ring channel per NIC), and every GPU forwards the
+  // same bytes over its intra-node link; the pipelined ring runs at the slower of the two.
+  const double moved = bytes * (n - 1) / n;
+  const double bw_time = std::max(per_bw(moved, g.node_nic_bw_bytes_per_s), per_bw(moved, g.intra_bw_bytes_per_s));
+  return passes * (latency + bw_time);
+}
+
+double nccl_tree_allreduce_time(const NcclGroupShape& g, double bytes) {
+  const int n = g.ranks, nodes = std::max(1, g.nodes);
+  if (n <= 1 || bytes < 0) return 0;
+  const int k = n / nodes;
+  if (nodes == 1) return tree_allreduce_closed(n, bytes, g.intra_bw_bytes_per_s, g.intra_latency_s);
+  // NCCL's tree: a chain through the k GPUs of each node and a double binary tree over the nodes, reduce up and
+  // broadcast down: 2·(⌈log2 nodes⌉·α_inter + (k−1)·α_intra). Each node receives about the whole buffer in each
+  // phase (two half-trees) through its NICs, and each GPU forwards it along the chain: 2·M at the slower of both.
+  const double depth = std::ceil(std::log2(static_cast<double>(nodes)));
+  const double latency = 2.0 * (depth * g.inter_latency_s + (k - 1) * g.intra_latency_s);
+  const double bw_time = std::max(per_bw(2.0 * bytes, g.node_nic_bw_bytes_per_s),
+                                  per_bw(2.0 * bytes, g.intra_bw_bytes_per_s));
+  return latency + bw_time;
+}
+
 // ---- group bandwidth -------------------------------------------------------------------------------------------
 GroupBandwidth group_bandwidth(const hw::Cluster& c, std::span<const int> group, const CommOptions& o) {
   GroupBandwidth g;
@@ -142,18 +171,16 @@ double group_time_with(Kind kind, int n, const GroupBandwidth& g, double bytes) 
       case Kind::bcast: return broadcast_closed(n, bytes, bw, lat);
     }
   }
-  // Hierarchical: k members on each of nn nodes.
+  // k members on each of nn nodes: NCCL's rings and trees (nccl_ring_time / nccl_tree_allreduce_time).
   const double bi = g.intra_bw_bytes_per_s, li = g.intra_latency_s;
   const double be = g.inter_bw_bytes_per_s, le = g.inter_latency_s;
+  const NcclGroupShape shape{n, nn, li, le, bi, k * be};
   switch (kind) {
     case Kind::allreduce:
-      // RS inside the node, k concurrent inter-node rings of bytes/k, AG inside the node.
-      return 2.0 * ring_allgather_closed(k, bytes, bi, li) + ring_allreduce_closed(nn, bytes / k, be, le);
-    case Kind::gather:
-      // Inter-node gather of the per-node shards (k concurrent rings of bytes/k), then intra-node gather.
-      return ring_allgather_closed(nn, bytes / k, be, le) + ring_allgather_closed(k, bytes, bi, li);
-    case Kind::tree:
-      return 2.0 * ring_allgather_closed(k, bytes, bi, li) + tree_allreduce_closed(nn, bytes / k, be, le);
+      // NCCL picks the faster of ring and tree from its own model; ours does the same.
+      return std::min(nccl_ring_time(shape, bytes, 2), nccl_tree_allreduce_time(shape, bytes));
+    case Kind::gather: return nccl_ring_time(shape, bytes, 1);
+    case Kind::tree: return nccl_tree_allreduce_time(shape, bytes);
     case Kind::a2a:
       // Intra-node share at intra bandwidth, the rest leaves through the (shared) NICs.
       return all_to_all_closed(k, bytes * k / n, bi, li) + (nn - 1) * le + per_bw(bytes * (n - k) / n, be);

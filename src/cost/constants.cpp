@@ -33,6 +33,22 @@ CostConstants constants_from_json(const nlohmann::json& j, const std::string& or
   c.gemm_half_flops = value_of(cj, "gemm_half_flops", w, 0.0, 1e15);
   c.fp32_gemm_max_efficiency = value_of(cj, "fp32_gemm_max_efficiency", w, 0.01, 1.0);
   c.memory_bw_efficiency = value_of(cj, "memory_bw_efficiency", w, 0.01, 1.0);
+  if (core::has_field(cj, "gpu_compute_efficiency")) {
+    const auto wg = w.field("gpu_compute_efficiency");
+    const auto& entry = cj.at("gpu_compute_efficiency");
+    core::expect_object(entry, wg);
+    const auto& map = core::require_field(entry, "value", wg);
+    core::expect_object(map, wg.field("value"));
+    for (const auto& [gpu, v] : map.items()) {
+      if (!v.is_number() || !(v.get<double>() >= 0.01 && v.get<double>() <= 1.0))
+        core::fail(wg.field("value").field(gpu), "must be a number in [0.01, 1]");
+      c.gpu_compute_efficiency.emplace_back(gpu, v.get<double>());
+    }
+  }
+  if (core::has_field(cj, "fp8_gemm_relative_efficiency"))
+    c.fp8_gemm_relative_efficiency = value_of(cj, "fp8_gemm_relative_efficiency", w, 0.01, 1.0);
+  if (core::has_field(cj, "flash_attention_efficiency"))
+    c.flash_attention_efficiency = value_of(cj, "flash_attention_efficiency", w, 0.01, 1.0);
   c.intra_node_bw_efficiency = value_of(cj, "intra_node_bw_efficiency", w, 0.01, 1.0);
   c.inter_node_bw_efficiency = value_of(cj, "inter_node_bw_efficiency", w, 0.01, 1.0);
   c.layer_overhead_s = value_of(cj, "layer_overhead_s", w, 0.0, 1.0);
@@ -63,6 +79,10 @@ nlohmann::ordered_json to_json(const CostConstants& c) {
   j["gemm_half_flops"] = c.gemm_half_flops;
   j["fp32_gemm_max_efficiency"] = c.fp32_gemm_max_efficiency;
   j["memory_bw_efficiency"] = c.memory_bw_efficiency;
+  j["flash_attention_efficiency"] = c.flash_attention_efficiency;
+  j["fp8_gemm_relative_efficiency"] = c.fp8_gemm_relative_efficiency;
+  j["gpu_compute_efficiency"] = nlohmann::ordered_json::object();
+  for (const auto& [gpu, v] : c.gpu_compute_efficiency) j["gpu_compute_efficiency"][gpu] = v;
   j["intra_node_bw_efficiency"] = c.intra_node_bw_efficiency;
   j["inter_node_bw_efficiency"] = c.inter_node_bw_efficiency;
   j["layer_overhead_s"] = c.layer_overhead_s;
@@ -82,9 +102,26 @@ nlohmann::ordered_json to_json(const CostConstants& c) {
 
 double gemm_efficiency(const CostConstants& c, double flops, hw::Dtype dtype) {
   const bool tensor_core = dtype == hw::Dtype::fp16 || dtype == hw::Dtype::bf16 || dtype == hw::Dtype::fp8;
-  const double emax = tensor_core ? c.gemm_max_efficiency : c.fp32_gemm_max_efficiency;
+  double emax = tensor_core ? c.gemm_max_efficiency : c.fp32_gemm_max_efficiency;
+  if (dtype == hw::Dtype::fp8) emax *= c.fp8_gemm_relative_efficiency;
   if (flops <= 0) return emax;
   return emax * flops / (flops + c.gemm_half_flops);
+}
+
+double flash_attention_time(const CostConstants& c, double flops, double peak_flops) {
+  if (flops <= 0 || !(peak_flops > 0)) return 0;
+  return flops / (peak_flops * c.flash_attention_efficiency);
+}
+
+double gpu_compute_factor(const CostConstants& c, std::string_view gpu_name) {
+  double factor = 1.0;
+  std::size_t best = 0;
+  for (const auto& [prefix, v] : c.gpu_compute_efficiency)
+    if (prefix.size() > best && gpu_name.substr(0, prefix.size()) == prefix) {
+      best = prefix.size();
+      factor = v;
+    }
+  return factor;
 }
 
 }  // namespace strata::cost

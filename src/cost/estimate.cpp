@@ -154,6 +154,7 @@ Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s
         sums.add(lc, layer.kind == model::LayerKind::embedding || layer.kind == model::LayerKind::patch_embedding);
         compute += lc.fwd_compute_s + lc.bwd_compute_s;
         tp_comm += lc.tp_comm_fwd_s + lc.tp_comm_bwd_s + lc.zero3_comm_s;
+        se.zero3_busy_s += lc.zero3_busy_s * static_cast<double>(micro);
         se.layers.push_back(li);
         if (ch == st) first_chunk_output[st] = lc.output_bytes;
       }
@@ -311,6 +312,7 @@ nlohmann::ordered_json to_json(const Estimate& e) {
     st["tp_comm_s"] = s.tp_comm_s;
     st["p2p_s"] = s.p2p_s;
     st["dp_comm_s"] = s.dp_comm_s;
+    st["zero3_busy_s"] = s.zero3_busy_s;
     st["optimizer_s"] = s.optimizer_s;
     st["bubble_s"] = s.bubble_s;
     st["memory_bytes"] = s.memory_bytes;

@@ -9,11 +9,38 @@
 
 #include "strata/core/error.hpp"
 #include "strata/core/json.hpp"
+#include "strata/core/text.hpp"
 
 namespace strata::cost {
 namespace {
 
-auto layer_key(const ProfileLayer& l) { return std::make_tuple(static_cast<int>(l.kind), l.hidden, l.seq, l.tp, l.mbs); }
+auto layer_key(const ProfileLayer& l) {
+  return std::make_tuple(l.gpu_type, static_cast<int>(l.kind), l.hidden, l.seq, l.tp, l.mbs);
+}
+
+// Times of the rows of one (gpu_type, kind, hidden, seq, tp) at `mbs`: exact, interpolated or proportional.
+std::optional<LayerTimes> times_of_type(const Profile& p, std::string_view gpu_type, model::LayerKind kind,
+                                        std::int64_t hidden, std::int64_t seq, int tp, std::int64_t mbs) {
+  // Rows sorted by mbs within the key (the layers vector is sorted by the full key).
+  const ProfileLayer* lo = nullptr;  // largest mbs <= query
+  const ProfileLayer* hi = nullptr;  // smallest mbs >= query
+  for (const auto& l : p.layers) {
+    if (l.gpu_type != gpu_type || l.kind != kind || l.hidden != hidden || l.seq != seq || l.tp != tp) continue;
+    if (l.mbs == mbs) return LayerTimes{l.fwd_s, l.bwd_s, l.includes_tp_comm};
+    if (l.mbs < mbs) lo = &l;
+    if (l.mbs > mbs && !hi) hi = &l;
+  }
+  if (lo && hi && lo->includes_tp_comm == hi->includes_tp_comm) {
+    const double w = static_cast<double>(mbs - lo->mbs) / static_cast<double>(hi->mbs - lo->mbs);
+    return LayerTimes{lo->fwd_s + w * (hi->fwd_s - lo->fwd_s), lo->bwd_s + w * (hi->bwd_s - lo->bwd_s),
+                      lo->includes_tp_comm};
+  }
+  const ProfileLayer* near = lo ? lo : hi;
+  if (!near) return std::nullopt;
+  // Outside the measured range: proportional to mbs from the nearest point.
+  const double r = static_cast<double>(mbs) / static_cast<double>(near->mbs);
+  return LayerTimes{near->fwd_s * r, near->bwd_s * r, near->includes_tp_comm};
+}
 
 // Least squares time = α + β·bytes over the rows of one (op, group size), α and β clamped at 0.
 CollectiveFit fit_rows(Collective op, int group_size, const std::vector<const ProfileCollective*>& rows) {
@@ -51,6 +78,7 @@ Profile profile_from_json(const nlohmann::json& j, const std::string& origin) {
   p.source = core::opt_string(j, "source", root).value_or("");
   p.device = core::opt_string(j, "device", root).value_or("");
   p.dtype = core::opt_string(j, "dtype", root).value_or("");
+  p.gpu_type = core::to_lower(core::opt_string(j, "gpu_type", root).value_or(""));
   if (core::has_field(j, "layers")) {
     const auto& arr = j.at("layers");
     const auto w = root.field("layers");
@@ -72,6 +100,7 @@ Profile profile_from_json(const nlohmann::json& j, const std::string& origin) {
       l.fwd_s = core::get_positive_number(e, "fwd_s", wi);
       l.bwd_s = core::get_positive_number(e, "bwd_s", wi);
       l.includes_tp_comm = core::opt_bool(e, "includes_tp_comm", wi).value_or(false);
+      l.gpu_type = core::to_lower(core::opt_string(e, "gpu_type", wi).value_or(p.gpu_type));
       p.layers.push_back(l);
     }
   }
@@ -99,20 +128,27 @@ Profile profile_from_json(const nlohmann::json& j, const std::string& origin) {
   for (std::size_t i = 1; i < p.layers.size(); ++i)
     if (layer_key(p.layers[i]) == layer_key(p.layers[i - 1]))
       core::fail(root.field("layers"),
-                 fmt::format("two rows for kind {} hidden {} seq {} tp {} mbs {}", model::to_string(p.layers[i].kind),
-                             p.layers[i].hidden, p.layers[i].seq, p.layers[i].tp, p.layers[i].mbs));
-  // α–β fits per (op, group size).
+                 fmt::format("two rows for gpu_type '{}' kind {} hidden {} seq {} tp {} mbs {}", p.layers[i].gpu_type,
+                             model::to_string(p.layers[i].kind), p.layers[i].hidden, p.layers[i].seq, p.layers[i].tp,
+                             p.layers[i].mbs));
+  p.fits = fit_collectives(p.collectives);
+  return p;
+}
+
+std::vector<CollectiveFit> fit_collectives(const std::vector<ProfileCollective>& collectives) {
+  // α–β fits per (op, group size), in key order.
   std::vector<std::pair<int, int>> keys;
-  for (const auto& c : p.collectives) keys.emplace_back(static_cast<int>(c.op), c.group_size);
+  for (const auto& c : collectives) keys.emplace_back(static_cast<int>(c.op), c.group_size);
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  std::vector<CollectiveFit> fits;
   for (const auto& [op, g] : keys) {
     std::vector<const ProfileCollective*> rows;
-    for (const auto& c : p.collectives)
+    for (const auto& c : collectives)
       if (static_cast<int>(c.op) == op && c.group_size == g) rows.push_back(&c);
-    p.fits.push_back(fit_rows(static_cast<Collective>(op), g, rows));
+    fits.push_back(fit_rows(static_cast<Collective>(op), g, rows));
   }
-  return p;
+  return fits;
 }
 
 Profile load_profile_file(const std::string& path) { return profile_from_json(core::load_json_file(path), path); }
@@ -122,6 +158,7 @@ nlohmann::ordered_json to_json(const Profile& p) {
   j["source"] = p.source;
   j["device"] = p.device;
   j["dtype"] = p.dtype;
+  if (!p.gpu_type.empty()) j["gpu_type"] = p.gpu_type;
   j["layers"] = nlohmann::ordered_json::array();
   for (const auto& l : p.layers) {
     nlohmann::ordered_json e;
@@ -135,6 +172,7 @@ nlohmann::ordered_json to_json(const Profile& p) {
     e["fwd_s"] = l.fwd_s;
     e["bwd_s"] = l.bwd_s;
     e["includes_tp_comm"] = l.includes_tp_comm;
+    if (!l.gpu_type.empty()) e["gpu_type"] = l.gpu_type;
     j["layers"].push_back(e);
   }
   j["collectives"] = nlohmann::ordered_json::array();
@@ -150,26 +188,11 @@ nlohmann::ordered_json to_json(const Profile& p) {
 }
 
 std::optional<LayerTimes> profile_layer_times(const Profile& p, model::LayerKind kind, std::int64_t hidden,
-                                              std::int64_t seq, int tp, std::int64_t mbs) {
-  // Rows of the same (kind, hidden, seq, tp), sorted by mbs (the layers vector is sorted by the full key).
-  const ProfileLayer* lo = nullptr;  // largest mbs <= query
-  const ProfileLayer* hi = nullptr;  // smallest mbs >= query
-  for (const auto& l : p.layers) {
-    if (l.kind != kind || l.hidden != hidden || l.seq != seq || l.tp != tp) continue;
-    if (l.mbs == mbs) return LayerTimes{l.fwd_s, l.bwd_s, l.includes_tp_comm};
-    if (l.mbs < mbs) lo = &l;
-    if (l.mbs > mbs && !hi) hi = &l;
-  }
-  if (lo && hi && lo->includes_tp_comm == hi->includes_tp_comm) {
-    const double w = static_cast<double>(mbs - lo->mbs) / static_cast<double>(hi->mbs - lo->mbs);
-    return LayerTimes{lo->fwd_s + w * (hi->fwd_s - lo->fwd_s), lo->bwd_s + w * (hi->bwd_s - lo->bwd_s),
-                      lo->includes_tp_comm};
-  }
-  const ProfileLayer* near = lo ? lo : hi;
-  if (!near) return std::nullopt;
-  // Outside the measured range: proportional to mbs from the nearest point.
-  const double r = static_cast<double>(mbs) / static_cast<double>(near->mbs);
-  return LayerTimes{near->fwd_s * r, near->bwd_s * r, near->includes_tp_comm};
+                                              std::int64_t seq, int tp, std::int64_t mbs, std::string_view gpu_type) {
+  // Rows measured on this GPU type first; rows without a type apply to every type (older profiles).
+  if (!gpu_type.empty())
+    if (auto t = times_of_type(p, core::to_lower(gpu_type), kind, hidden, seq, tp, mbs)) return t;
+  return times_of_type(p, "", kind, hidden, seq, tp, mbs);
 }
 
 std::optional<double> profile_collective_time(const Profile& p, Collective op, int group_size, double bytes) {

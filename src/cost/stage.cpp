@@ -10,7 +10,9 @@
 
 #include "strata/cost/comm.hpp"
 #include "strata/cost/constants.hpp"
+#include "strata/cost/precision.hpp"
 #include "strata/cost/profile.hpp"
+#include "strata/cost/zero.hpp"
 
 namespace strata::cost {
 namespace {
@@ -120,6 +122,10 @@ StageContext make_stage_context(const model::Model& /*m*/, const hw::Cluster& c,
   ctx.strategy = &s;
   ctx.cluster = &c;
   ctx.constants = &consts_of(opt);
+  if (const auto& recipe = precision_recipe(s.dtype); !recipe_matches(*ctx.constants, recipe)) {
+    ctx.recipe_constants = std::make_shared<const CostConstants>(with_recipe(*ctx.constants, recipe));
+    ctx.constants = ctx.recipe_constants.get();
+  }
   ctx.profile = opt.profile;
   ctx.devices.assign(stage_devices.begin(), stage_devices.end());
   // The slowest GPU sets the pace of a mixed stage; the smallest memory bounds it.
@@ -130,7 +136,7 @@ StageContext make_stage_context(const model::Model& /*m*/, const hw::Cluster& c,
     if (c.devices[d].gpu_type == last_type) continue;  // node-major placements repeat the same type
     last_type = c.devices[d].gpu_type;
     const auto& g = c.gpu_of(d);
-    const double peak = g.peak(s.dtype);
+    const double peak = g.peak(s.dtype) * gpu_compute_factor(*ctx.constants, g.name);  // achievable scale
     if (peak < ctx.peak_flops) {
       ctx.peak_flops = peak;
       ctx.gpu_type = c.devices[d].gpu_type;
@@ -179,14 +185,17 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
   q.tp = s.tp;
   q.sequence_parallel = s.sequence_parallel && s.tp > 1;
   q.recompute = mode;
-  q.bytes_per_element = hw::dtype_bytes(s.dtype);
+  const PrecisionRecipe& recipe = precision_recipe(s.dtype);
+  q.bytes_per_element = recipe.activation_bytes_per_element;
+  q.attention = attention_kernel_for(s, ctx.cluster->gpu_types[ctx.gpu_type]);
   const model::LayerCost lc = model::layer_cost(layer, q);
 
   LayerStageCost out;
   // ---- compute -------------------------------------------------------------------------------------------------
   std::optional<LayerTimes> measured;
   if (ctx.profile) {
-    measured = profile_layer_times(*ctx.profile, layer.kind, layer.hidden, q.seq, s.tp, s.micro_batch);
+    measured = profile_layer_times(*ctx.profile, layer.kind, layer.hidden, q.seq, s.tp, s.micro_batch,
+                                   ctx.cluster->gpu_types[ctx.gpu_type].name);
   }
   const double recompute_ratio = lc.fwd_flops > 0 ? lc.recompute_flops / lc.fwd_flops : 0.0;
   if (measured) {
@@ -212,9 +221,12 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
       }
     }
     // FLOPs not described by GEMMs (generic layers) run at the curve's efficiency for their size.
-    const double other_flops = std::max(0.0, lc.fwd_flops - gemm_flops);
+    const auto& gpu = ctx.cluster->gpu_types[ctx.gpu_type];  // fused attention core in the non-GEMM dtype
+    gemm_s += flash_attention_time(k, lc.flash_attention_flops,
+                                   gpu.peak(recipe.non_gemm_dtype) * gpu_compute_factor(k, gpu.name));
+    const double other_flops = std::max(0.0, lc.fwd_flops - gemm_flops - lc.flash_attention_flops);
     const double other_s = other_flops > 0 ? other_flops / (ctx.peak_flops * gemm_efficiency(k, other_flops, s.dtype)) : 0;
-    const double elem_s = lc.fwd_elementwise_bytes / mem_bw;
+    const double elem_s = (lc.fwd_elementwise_bytes + fp8_scaling_bytes(lc, recipe)) / mem_bw;
     out.fwd_compute_s = gemm_s + other_s + elem_s + k.layer_overhead_s;
     // Backward: dgrad + wgrad GEMMs (bwd_flops = 2× forward for GEMM layers) and element-wise backward ≈ 2× forward.
     const double bwd_ratio = lc.fwd_flops > 0 ? lc.bwd_flops / lc.fwd_flops : 2.0;
@@ -257,12 +269,13 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
   // ---- ZeRO-3: gather the layer's weights before forward and backward, reduce-scatter its gradients ----------
   if (s.zero_stage >= 3 && s.dp > 1 && p > 0) {
     const double bytes = p * k.grad_comm_bytes_per_param;
-    const double ag = ctx.dp_allgather_latency_s + ctx.dp_allgather_s_per_byte * bytes;
-    const double fwd_exposed = overlapped(out.fwd_compute_s, ag, k.overlap_slowdown) - out.fwd_compute_s;
-    const double bwd_exposed = overlapped(out.bwd_compute_s, 2.0 * ag, k.overlap_slowdown) - out.bwd_compute_s;
-    out.zero3_comm_s = fwd_exposed + bwd_exposed;
-    out.fwd_s += fwd_exposed;
-    out.bwd_s += bwd_exposed;
+    const double ag = ctx.dp_allgather_latency_s + ctx.dp_allgather_s_per_byte * bytes;  // RS: same ring bytes
+    // The neighbouring layer's compute hides the prefetch (identical blocks: the layer's own), cost/zero.hpp.
+    const Zero3LayerComm z = zero3_layer_comm(ag, ag, out.fwd_compute_s, out.bwd_compute_s, k.overlap_slowdown);
+    out.zero3_comm_s = z.fwd_exposed_s + z.bwd_exposed_s;
+    out.zero3_busy_s = z.busy_s;
+    out.fwd_s += z.fwd_exposed_s;
+    out.bwd_s += z.bwd_exposed_s;
   }
   out.fwd_s += out.fwd_compute_s + out.tp_comm_fwd_s;
   out.bwd_s += out.bwd_compute_s + out.tp_comm_bwd_s;

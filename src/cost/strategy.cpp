@@ -69,9 +69,16 @@ std::string join_ints(const std::vector<int>& v, char sep) {
   return out;
 }
 
+// "flash" | "eager" | "auto" (= unset: the GPU's default).
+std::optional<model::AttentionKernel> parse_attention_value(std::string_view text, const std::string& where) {
+  if (core::to_lower(text) == "auto") return std::nullopt;
+  return model::parse_attention_kernel(text, where);
+}
+
 const std::vector<std::string>& valid_keys() {
   static const std::vector<std::string> keys = {"dp",   "tp",       "pp",     "mbs", "gbs",  "v",     "schedule",
-                                                "zero", "recompute", "rlayers", "sp", "dtype", "split", "place"};
+                                                "zero", "recompute", "rlayers", "sp", "dtype", "split", "place",
+                                                "attention"};
   return keys;
 }
 
@@ -155,6 +162,7 @@ Strategy parse_strategy(std::string_view text, const std::string& where) {
     else if (key == "rlayers") s.recompute_layers = parse_int_list(value, where, key, 0);
     else if (key == "sp") s.sequence_parallel = parse_on_off(value, where, key);
     else if (key == "dtype") s.dtype = hw::parse_dtype(value, where + ": dtype");
+    else if (key == "attention") s.attention = parse_attention_value(value, where + ": attention");
     else if (key == "split") s.split = parse_int_list(value, where, key, 1);
     else if (key == "place") s.placement = parse_int_list(value, where, key, 0);
     else
@@ -177,6 +185,7 @@ std::string to_cli_string(const Strategy& s) {
   bool identity = true;
   for (std::size_t i = 0; i < s.placement.size(); ++i) identity = identity && s.placement[i] == static_cast<int>(i);
   if (!identity) out += ",place=" + join_ints(s.placement, '+');
+  if (s.attention) out += fmt::format(",attention={}", model::to_string(*s.attention));
   return out;
 }
 
@@ -196,6 +205,7 @@ nlohmann::ordered_json to_json(const Strategy& s) {
   j["dtype"] = std::string(hw::to_string(s.dtype));
   j["split"] = s.split;
   j["placement"] = s.placement;
+  if (s.attention) j["attention"] = std::string(model::to_string(*s.attention));
   return j;
 }
 
@@ -230,7 +240,7 @@ Strategy strategy_from_json(const nlohmann::json& j, const std::string& origin) 
   core::expect_object(j, where);
   static const std::set<std::string> known = {"dp",  "tp",       "pp",  "mbs",   "gbs",   "v",        "schedule",
                                               "zero", "recompute", "recompute_layers", "sp", "dtype", "split",
-                                              "placement"};
+                                              "placement", "attention"};
   for (const auto& [k, _] : j.items())
     if (!known.count(k))
       core::fail(where.field(k), fmt::format("unknown field (valid: {})",
@@ -260,6 +270,8 @@ Strategy strategy_from_json(const nlohmann::json& j, const std::string& origin) 
   if (auto dt = core::opt_string(j, "dtype", where)) s.dtype = hw::parse_dtype(*dt, where.field("dtype").str());
   s.split = json_int_list(j, "split", where, 1);
   s.placement = json_int_list(j, "placement", where, 0);
+  if (auto at = core::opt_string(j, "attention", where))
+    s.attention = parse_attention_value(*at, where.field("attention").str());
   return s;
 }
 
@@ -304,6 +316,11 @@ std::vector<int> chunk_boundaries(const Strategy& s) {
   std::vector<int> b(s.split.size() + 1, 0);
   for (std::size_t i = 0; i < s.split.size(); ++i) b[i + 1] = b[i] + s.split[i];
   return b;
+}
+
+model::AttentionKernel attention_kernel_for(const Strategy& s, const hw::GpuSpec& gpu) {
+  if (s.attention) return *s.attention;
+  return gpu.supports(hw::Dtype::bf16) ? model::AttentionKernel::flash : model::AttentionKernel::eager;
 }
 
 Strategy complete_strategy(Strategy s, const model::Model& m, const hw::Cluster& c) {
@@ -399,6 +416,11 @@ Strategy complete_strategy(Strategy s, const model::Model& m, const hw::Cluster&
     }
   }
   if (s.zero_stage < 0 || s.zero_stage > 3) rule_error("zero in 0..3", fmt::format("zero = {}", s.zero_stage));
+  if (s.attention == model::AttentionKernel::flash)
+    for (const auto& g : c.gpu_types)
+      if (!g.supports(hw::Dtype::bf16))
+        rule_error("flash attention needs a supporting GPU",
+                   fmt::format("attention=flash but {} has no FlashAttention kernel (use attention=eager)", g.name));
   return s;
 }
 

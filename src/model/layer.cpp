@@ -42,6 +42,9 @@ constexpr std::array<std::pair<const char*, Activation>, 3> kActivations{
 constexpr std::array<std::pair<const char*, Norm>, 3> kNorms{
     {{"layernorm", Norm::layernorm}, {"rmsnorm", Norm::rmsnorm}, {"none", Norm::none}}};
 
+constexpr std::array<std::pair<const char*, AttentionKernel>, 2> kAttention{
+    {{"eager", AttentionKernel::eager}, {"flash", AttentionKernel::flash}}};
+
 template <typename E, std::size_t N>
 std::string_view name_of(E value, const std::array<std::pair<const char*, E>, N>& table) {
   for (const auto& [name, v] : table)
@@ -58,6 +61,10 @@ bool is_block(LayerKind k) {
 std::string_view to_string(Recompute r) { return name_of(r, kRecompute); }
 Recompute parse_recompute(std::string_view text, const std::string& where) {
   return parse_enum(text, where, "recompute mode", kRecompute);
+}
+std::string_view to_string(AttentionKernel k) { return name_of(k, kAttention); }
+AttentionKernel parse_attention_kernel(std::string_view text, const std::string& where) {
+  return parse_enum(text, where, "attention kernel", kAttention);
 }
 std::string_view to_string(LayerKind k) { return name_of(k, kKinds); }
 LayerKind parse_layer_kind(std::string_view text, const std::string& where) {
@@ -118,6 +125,7 @@ LayerCost layer_cost(const LayerSpec& layer, const LayerQuery& q) {
   c.sp = q.sequence_parallel && q.tp > 1;
   c.rc = q.recompute;
   c.B = q.bytes_per_element;
+  c.flash = q.attention == AttentionKernel::flash;
   const bool needs_seq = layer.kind != LayerKind::conv && layer.kind != LayerKind::generic;
   if (needs_seq && !(c.s > 0))
     throw std::invalid_argument(fmt::format("layer_cost: layer '{}' has no sequence length", layer.name));

@@ -16,6 +16,7 @@ struct Ctx {
   bool sp = false;       // sequence parallelism
   Recompute rc = Recompute::none;
   double B = 2;          // bytes per activation element
+  bool flash = false;    // fused (FlashAttention-style) attention kernel
 };
 
 // Parameters of one norm over `width` features (LayerNorm: weight [+ bias]; RMSNorm: weight; none: 0).

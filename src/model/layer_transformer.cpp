@@ -13,6 +13,8 @@
 //        two dropout masks 2sbh (1 byte each)                                          → 10sbh
 //      split over tp: Q,K,V 6sbh, projection input 2sbh, GeLU input and output 16sbh   → 24sbh
 //      attention: softmax output 2as²b, dropout mask as²b, dropout output 2as²b        → 5as²b
+//    With the flash kernel (LayerQuery::attention) the 5as²b term is never stored; the kernel keeps a 4-byte
+//    log-sum-exp per head and query (4abs), so flash = selective recompute's bytes + 4abs, without its recompute.
 //  - Megatron tensor parallelism: 2 all-reduces of b·s·h in forward and 2 in backward per block (one after
 //    attention, one after the MLP); the decoder's cross-attention adds one each way.
 #include <algorithm>
@@ -28,6 +30,7 @@ struct Acc {
   double params = 0, params_rank = 0;
   std::vector<Gemm> gemms;
   double score_flops = 0;          // score and value products: what selective recompute re-runs
+  double flash_flops = 0;          // the same products inside a fused flash kernel (not re-run by selective)
   double repl_bytes = 0;           // stored on every tp rank (divided by t only under sp)
   double split_bytes = 0;          // stored per rank, already divided by t
   double score_bytes = 0;          // attention softmax/dropout, per rank (dropped by selective recompute)
@@ -77,9 +80,14 @@ void add_attention(Acc& acc, const LayerSpec& l, const Ctx& c, double q_len, dou
   const double q_group = q_len / groups;
   const Gemm score{q_group, span, sh.d, b * sh.a_r * groups};
   const Gemm values{q_group, sh.d, span, b * sh.a_r * groups};
-  acc.gemms.push_back(score);
-  acc.gemms.push_back(values);
-  acc.score_flops += score.flops() + values.flops();
+  if (c.flash) {
+    // Fused kernel: the products' FLOPs count, but they are not GEMMs with an s² output in memory.
+    acc.flash_flops += score.flops() + values.flops();
+  } else {
+    acc.gemms.push_back(score);
+    acc.gemms.push_back(values);
+    acc.score_flops += score.flops() + values.flops();
+  }
   acc.gemms.push_back({b * q_len, sh.h, sh.h / t, 1});
   // Stored activations (Korthikanti accounting, see the file comment).
   const double tokens = b * q_len;
@@ -87,12 +95,18 @@ void add_attention(Acc& acc, const LayerSpec& l, const Ctx& c, double q_len, dou
   acc.split_bytes += tokens * (sh.h / t) * B * 2                       // Q and the projection input
                      + b * kv_len * kv_width_r * B;                    // K and V
   const double probs = b * sh.a_r * q_len * span;                       // attention probabilities per rank
-  acc.score_bytes += probs * (l.dropout ? 2 * B + 1 : B);
+  if (c.flash) {
+    // FlashAttention keeps one fp32 log-sum-exp per query row and head for its backward (Dao et al. 2022 §3.1);
+    // dropout is regenerated from the RNG state, so no mask is stored.
+    acc.split_bytes += b * sh.a_r * q_len * 4.0;
+  } else {
+    acc.score_bytes += probs * (l.dropout ? 2 * B + 1 : B);
+  }
   // Non-GEMM traffic: norm (read+write), softmax (read+write) [+ dropout on probs], residual add (2 reads,
-  // 1 write) [+ dropout on the output].
+  // 1 write) [+ dropout on the output]. The flash kernel does softmax and dropout in on-chip memory.
   const double repl_tokens = c.sp ? tokens / t : tokens;
   acc.elementwise_bytes += repl_tokens * sh.h * B * (2 + 3 + (l.dropout ? 2 : 0)) +
-                           probs * B * (2 + (l.dropout ? 2 : 0));
+                           (c.flash ? 0.0 : probs * B * (2 + (l.dropout ? 2 : 0)));
   acc.allreduces += 1;
 }
 
@@ -141,6 +155,9 @@ LayerCost transformer_cost(const LayerSpec& l, const Ctx& c) {
   lc.params_per_tp_rank = acc.params_rank;
   lc.fwd_gemms = std::move(acc.gemms);
   finish_flops(lc);
+  lc.flash_attention_flops = acc.flash_flops;
+  lc.fwd_flops += acc.flash_flops;  // counted as model FLOPs; backward = 2× forward as for the GEMMs (PTD-P)
+  lc.bwd_flops = 2.0 * lc.fwd_flops;
   lc.fwd_elementwise_bytes = acc.elementwise_bytes;
   const double repl = c.sp ? acc.repl_bytes / c.t : acc.repl_bytes;
   lc.act_boundary_bytes = c.b * c.s * h * c.B / (c.sp ? c.t : 1.0);  // the first norm's input

@@ -5,10 +5,11 @@
 // Model (docs/cost-model.md §Communication):
 //  - A group on one node runs a flat ring over the slowest pairwise link of the group (AMP eq. 3 uses the
 //    group's bottleneck bandwidth: T = 2(n−1)·M/(n·B) for a ring all-reduce).
-//  - A group spanning nodes with the same number k of members on every node runs hierarchically (NCCL-style):
-//    intra-node reduce-scatter, k concurrent inter-node rings over the nodes carrying M/k each, intra-node
-//    all-gather. Members that leave a node through the same NIC share it; so do `concurrent_groups_per_nic`
-//    other groups (e.g. the dp groups of the other tp ranks all syncing at once).
+//  - A group spanning nodes with the same number k of members on every node runs NCCL's algorithms: rings
+//    through all members (one channel per NIC) for all-gather / reduce-scatter, the faster of ring and tree for
+//    all-reduce; latency per step, bandwidth limited by the node's NICs for the inter-node share
+//    (nccl_ring_time, nccl_tree_allreduce_time). Members that leave a node through the same NIC share it; so do
+//    `concurrent_groups_per_nic` other groups (e.g. the dp groups of the other tp ranks all syncing at once).
 //  - A multi-node group with uneven members per node runs one flat ring at the bottleneck bandwidth (the
 //    inter-node link divided by the NIC sharing).
 //  - Achievable bandwidth = link bandwidth × efficiency (intra-node / inter-node, data/cost_constants.json);
@@ -46,6 +47,24 @@ double ring_allgather_closed(int n, double bytes, double bw_bytes_per_s, double 
 double tree_allreduce_closed(int n, double bytes, double bw_bytes_per_s, double latency_s = 0);
 double all_to_all_closed(int n, double bytes, double bw_bytes_per_s, double latency_s = 0);
 double broadcast_closed(int n, double bytes, double bw_bytes_per_s, double latency_s = 0);
+
+// ---- NCCL's algorithms on a group spanning nodes ---------------------------------------------------------------
+// A group of `ranks` GPUs, the same number on each of `nodes` nodes. node_nic_bw_bytes_per_s: what the group's
+// members on one node can push through that node's NICs together (achievable, after sharing with concurrent
+// groups); intra_bw_bytes_per_s: one GPU's intra-node link (+inf when no two members share a node).
+struct NcclGroupShape {
+  int ranks = 1, nodes = 1;
+  double intra_latency_s = 0, inter_latency_s = 0;
+  double intra_bw_bytes_per_s = 0, node_nic_bw_bytes_per_s = 0;
+};
+// `passes` ring passes over the group (all-gather / reduce-scatter 1, ring all-reduce 2), NCCL-style (one
+// channel per NIC): passes · [(ranks − nodes)·α_intra + (nodes − 1)·α_inter
+//                             + max(M(n−1)/n / node_nic_bw, M(n−1)/n / intra_bw)]
+// — M(n−1)/n is what each node receives through its NICs (every chunk but one enters the node once).
+double nccl_ring_time(const NcclGroupShape& g, double bytes, int passes);
+// NCCL tree all-reduce (intra-node chain + double binary tree over nodes):
+// 2·(⌈log2 nodes⌉·α_inter + (k−1)·α_intra) + 2M / min(node_nic_bw, intra_bw), k = ranks / nodes.
+double nccl_tree_allreduce_time(const NcclGroupShape& g, double bytes);
 
 // ---- collectives on actual device groups (devices: global device ids, distinct) ------------------------------
 double allreduce_time(const hw::Cluster& c, std::span<const int> group, double bytes, const CommOptions& o = {});

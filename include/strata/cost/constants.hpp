@@ -4,6 +4,9 @@
 // source it was taken from.
 #pragma once
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -18,6 +21,16 @@ struct CostConstants {
   double gemm_max_efficiency = 0.8;
   double gemm_half_flops = 2e9;
   double fp32_gemm_max_efficiency = 0.8;
+  // Per GPU type: the fraction of its datasheet peak that the fitted curve's efficiency applies to (clock under
+  // power limits, the GPU's own achievable ratio), as (GPU name prefix, factor); a GPU matching no prefix: 1
+  // (the A100 of Table 5). Fitted per GPU to data/calibration/ (data/cost_constants.json).
+  std::vector<std::pair<std::string, double>> gpu_compute_efficiency;
+  // FP8 GEMMs reach this fraction of the tensor-core curve's efficiency at the fp8 peak (fp8 GEMMs at real
+  // shapes run well short of 2× bf16; fitted, data/cost_constants.json).
+  double fp8_gemm_relative_efficiency = 0.65;
+  // Achievable fraction of peak of a fused flash-attention kernel (forward and backward alike), its own
+  // size-independent value instead of the GEMM curve (docs/cost-model.md §Attention kernel).
+  double flash_attention_efficiency = 0.5;
   // Achievable fraction of HBM bandwidth for element-wise kernels (norms, softmax, activations, dropout).
   double memory_bw_efficiency = 0.7;
   // Achievable fraction of link bandwidth for collectives inside a node / across nodes.
@@ -54,5 +67,10 @@ CostConstants constants_from_json(const nlohmann::json& j, const std::string& or
 nlohmann::ordered_json to_json(const CostConstants& c);
 // Achievable GEMM efficiency for a GEMM of `flops` in `dtype`.
 double gemm_efficiency(const CostConstants& c, double flops, hw::Dtype dtype);
+// The gpu_compute_efficiency factor of a GPU type (longest matching name prefix; 1 when none matches).
+double gpu_compute_factor(const CostConstants& c, std::string_view gpu_name);
+// Time of a fused flash-attention core of `flops` (score + value products) on a GPU of `peak_flops`:
+// flops / (peak · flash_attention_efficiency); 0 when flops = 0.
+double flash_attention_time(const CostConstants& c, double flops, double peak_flops);
 
 }  // namespace strata::cost

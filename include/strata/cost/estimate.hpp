@@ -36,6 +36,8 @@ struct StageEstimate {
   double tp_comm_s = 0;                // exposed TP communication part of time_s
   double p2p_s = 0;                    // e_i: send activation to the next stage + gradient back (0 on last)
   double dp_comm_s = 0;                // exposed data-parallel communication per iteration
+  double zero3_busy_s = 0;             // ZeRO-3 gathers + reduce-scatters per iteration, whole duration (the
+                                       //   exposed part is in tp_comm_s)
   double optimizer_s = 0;              // optimizer step per iteration
   double bubble_s = 0;                 // idle time per iteration
   MemoryBreakdown memory;              // per device of this stage (the peak one)

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -27,6 +28,9 @@ struct ProfileLayer {
   // timing); false (default, what `strata profile` writes): compute only, and the cost model adds the TP
   // collectives from the collective rows or the α–β model.
   bool includes_tp_comm = false;
+  // GPU type the row was measured on (catalog name, lower-case); empty = applies to every type. A cluster may mix
+  // measured types (rows of their own) and analytical ones (no rows: the roofline).
+  std::string gpu_type;
 };
 
 struct ProfileCollective {
@@ -44,12 +48,15 @@ struct CollectiveFit {
 
 struct Profile {
   std::string source, device, dtype;
+  std::string gpu_type;                      // top-level label: the default of rows without their own gpu_type
   std::vector<ProfileLayer> layers;          // sorted by (kind, hidden, seq, tp, mbs)
   std::vector<ProfileCollective> collectives;
   std::vector<CollectiveFit> fits;           // sorted by (op, group_size)
 };
 
 Profile profile_from_json(const nlohmann::json& j, const std::string& origin);
+// Least-squares α–β fits (α, β ≥ 0) of collective timings, one per (op, group size), sorted by that key.
+std::vector<CollectiveFit> fit_collectives(const std::vector<ProfileCollective>& collectives);
 Profile load_profile_file(const std::string& path);
 nlohmann::ordered_json to_json(const Profile& p);
 
@@ -57,11 +64,13 @@ struct LayerTimes {
   double fwd_s = 0, bwd_s = 0;
   bool includes_tp_comm = false;  // of the row(s) they come from (interpolation needs both rows to agree)
 };
-// Measured times of a layer: exact (kind, hidden, seq, tp, mbs) match, else linear interpolation in mbs between
-// the nearest measured micro-batch sizes of the same (kind, hidden, seq, tp) (extrapolated proportionally from the
-// nearest point outside the range); nullopt when the key has no rows (the roofline is used then).
+// Measured times of a layer on a GPU of `gpu_type`: among the rows of that type (else the untyped rows), exact
+// (kind, hidden, seq, tp, mbs) match, else linear interpolation in mbs between the nearest measured micro-batch
+// sizes of the same (kind, hidden, seq, tp) (extrapolated proportionally from the nearest point outside the
+// range); nullopt when the key has no rows (the roofline is used then).
 std::optional<LayerTimes> profile_layer_times(const Profile& p, model::LayerKind kind, std::int64_t hidden,
-                                              std::int64_t seq, int tp, std::int64_t mbs);
+                                              std::int64_t seq, int tp, std::int64_t mbs,
+                                              std::string_view gpu_type = {});
 // Fitted time of a collective of `bytes` over `group_size` ranks; nullopt when (op, group size) was not measured.
 std::optional<double> profile_collective_time(const Profile& p, Collective op, int group_size, double bytes);
 

@@ -11,6 +11,7 @@
 //                           + optimizer_step_time_i  (= pipeline_time + max_i sync_i except PipeDream)
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -32,6 +33,7 @@ struct LayerStageCost {
   double tp_comm_fwd_s = 0;          // TP collectives in forward (not overlapped: Megatron)
   double tp_comm_bwd_s = 0;          // TP collectives in backward (+ those re-run by recompute)
   double zero3_comm_s = 0;           // exposed ZeRO-3 parameter gather / gradient reduce-scatter per micro-batch
+  double zero3_busy_s = 0;           // ZeRO-3 collectives' whole duration per micro-batch (cost/zero.hpp)
   double static_bytes = 0;           // weights + grads + optimizer states per device under ZeRO over dp
   double weight_bytes = 0;           //   of which weights (one version; PipeDream/2BW stash more)
   double grad_bytes = 0;             //   of which gradients
@@ -64,6 +66,9 @@ struct StageContext {
   const Strategy* strategy = nullptr;
   const hw::Cluster* cluster = nullptr;
   const CostConstants* constants = nullptr;
+  // The constants with the strategy's precision recipe applied (cost/precision.hpp) when its bytes differ from
+  // `constants`' own; `constants` then points here (shared, so copies of the context stay valid).
+  std::shared_ptr<const CostConstants> recipe_constants;
   const Profile* profile = nullptr;
   std::vector<int> devices;           // dp × tp devices, rank order (dp_rank·tp + tp_rank)
   int gpu_type = 0;                   // index into cluster->gpu_types of the slowest device

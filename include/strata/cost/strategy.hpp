@@ -3,6 +3,7 @@
 // (not `plan`) because the cost model evaluates it and every module above reads it (see docs/ARCHITECTURE.md).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,8 @@ struct Strategy {
   std::vector<int> recompute_layers;
   bool sequence_parallel = false;
   hw::Dtype dtype = hw::Dtype::bf16;     // compute dtype (mixed precision)
+  // Attention kernel; unset = the default of each stage's GPU (attention_kernel_for: flash where supported).
+  std::optional<model::AttentionKernel> attention;
   // Layers per pipeline chunk, in chain order (size pp·v), counting entries of the model's layer chain
   // (embedding and head included). Empty = default: blocks spread evenly, embedding with the first chunk, head
   // with the last (Megatron).
@@ -60,6 +63,11 @@ Strategy load_strategy_file(const std::string& path);
 // rule: dp·tp·pp = devices, gbs divisible by dp·mbs, tp divides heads, v ≥ 1 and interleaving needs m % pp == 0,
 // stages ≤ layers, split sums to the layer count, placement is a permutation... InputError naming the rule.
 Strategy complete_strategy(Strategy s, const model::Model& m, const hw::Cluster& c);
+
+// The attention kernel a stage on `gpu` runs: the strategy's choice, else flash on GPUs with bf16 tensor cores
+// (FlashAttention 2 needs Ampere/Hopper-class GPUs (sm80+) or AMD MI200+; all of them, and only they in the
+// catalog, list bf16), eager elsewhere (V100, T4, CPU). docs/strategy.md.
+model::AttentionKernel attention_kernel_for(const Strategy& s, const hw::GpuSpec& gpu);
 
 // The first layer index of each chunk (size pp·v + 1; last entry = number of layers).
 std::vector<int> chunk_boundaries(const Strategy& s);

@@ -19,6 +19,24 @@ struct ValidationRow {
   std::string metric;    // "iteration_time_s", "par_opt_gib", "activations_gib", "tokens_per_s_per_gpu"
   double predicted = 0, measured = 0;
   double error_pct = 0;  // 100·(predicted − measured)/measured
+  bool fits = true;      // predicted to fit in the GPUs' memory (every row is a run that did)
+};
+
+// A measured row strata cannot express yet (e.g. context parallelism), with the reason.
+struct SkippedRow {
+  std::string dataset, name, reason;
+};
+
+// Errors of one calibration source on its metric, against the acceptance targets of issue 13.
+struct SourceSummary {
+  std::string dataset, metric;
+  int rows = 0, skipped = 0, not_fit = 0;      // rows predicted not to fit although a real system ran them
+  double mean_abs_pct = 0, max_abs_pct = 0;
+  double target_mean_pct = 0, target_max_pct = 0;  // 0 = no target
+  bool met() const {
+    return (target_mean_pct <= 0 || mean_abs_pct <= target_mean_pct) &&
+           (target_max_pct <= 0 || max_abs_pct <= target_max_pct) && not_fit == 0;
+  }
 };
 
 struct ValidationReport {
@@ -26,6 +44,8 @@ struct ValidationReport {
   double time_mean_abs_pct = 0, time_max_abs_pct = 0;          // Table 5
   double memory_mean_abs_pct = 0, memory_max_abs_pct = 0;      // Figure 1
   double mosaicml_mean_abs_pct = 0, mosaicml_max_abs_pct = 0;  // MosaicML tokens/s per GPU
+  std::vector<SkippedRow> skipped;
+  std::vector<SourceSummary> sources;  // one per dataset, then "overall" (every throughput row)
 };
 
 ValidationReport validate_calibration(const CostConstants& constants);
@@ -34,5 +54,11 @@ nlohmann::ordered_json to_json(const ValidationReport& r);
 // Fits gemm_max_efficiency, gemm_half_flops, intra_node_bw_efficiency and memory_bw_efficiency to Table 5 iteration times only
 // (coordinate grid search minimising the mean absolute % error); the other constants are kept.
 CostConstants fit_constants_to_table5(const CostConstants& start);
+// Fits the h100-sxm entry of gpu_compute_efficiency alone to the bf16 H100 rows of the public training rows
+// (grid 0.30..1.00); the other constants are kept.
+CostConstants fit_h100_to_public_rows(const CostConstants& start);
+// Fits fp8_gemm_relative_efficiency alone to the fp8 rows of the public training rows (mean absolute % error on
+// their throughput metric; grid 0.30..1.00 in steps of 0.01); the other constants are kept.
+CostConstants fit_fp8_to_public_rows(const CostConstants& start);
 
 }  // namespace strata::cost

@@ -14,6 +14,14 @@ enum class Recompute { none, selective, full };
 std::string_view to_string(Recompute r);
 Recompute parse_recompute(std::string_view text, const std::string& where);  // InputError otherwise
 
+// The attention kernel (docs/cost-model.md §Attention kernel). eager: the unfused Megatron path that writes the
+// softmax probabilities (and the dropout mask) of every head to memory and keeps them for backward (Korthikanti's
+// 5as/h term). flash: a fused FlashAttention-style kernel that keeps only Q, K, V, the output and the per-row
+// softmax statistics; the s² scores never reach memory (Dao et al. 2022, 2023).
+enum class AttentionKernel { eager, flash };
+std::string_view to_string(AttentionKernel k);
+AttentionKernel parse_attention_kernel(std::string_view text, const std::string& where);  // InputError otherwise
+
 enum class LayerKind {
   embedding,        // token (+ learned position) embedding
   transformer,      // decoder/encoder-only block: attention (MHA/GQA/MQA) + MLP (GELU or SwiGLU) [+ MoE]
@@ -99,6 +107,7 @@ struct LayerQuery {
   bool sequence_parallel = false;
   Recompute recompute = Recompute::none;
   double bytes_per_element = 2.0;        // activations in fp16/bf16
+  AttentionKernel attention = AttentionKernel::eager;
 };
 
 struct LayerCost {
@@ -109,6 +118,9 @@ struct LayerCost {
                                          //   as memory traffic in fwd_elementwise_bytes, not as FLOPs)
   double bwd_flops = 0;                  // one tp rank (2x the GEMM FLOPs of forward)
   double recompute_flops = 0;            // extra forward FLOPs re-run during backward under the query's mode
+  // Under the flash kernel: forward FLOPs of the fused attention core (score and value products of one tp rank),
+  // counted in fwd_flops but not listed in fwd_gemms (the kernel is not a pair of GEMMs with an s² output).
+  double flash_attention_flops = 0;
   double fwd_elementwise_bytes = 0;      // memory traffic of non-GEMM ops (norms, softmax, activations), one rank
   double act_boundary_bytes = 0;         // stored layer input, one tp rank
   double act_intermediate_bytes = 0;     // other stored activations, one tp rank, under the recompute mode

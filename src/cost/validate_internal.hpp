@@ -1,0 +1,24 @@
+// cost/validate_internal: the per-source row builders of cost/validate shared between validate.cpp (Korthikanti,
+// MosaicML) and validate_public.cpp (the public training rows). Not a public header.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "strata/cost/constants.hpp"
+#include "strata/cost/validate.hpp"
+#include "strata/hw/hardware.hpp"
+
+namespace strata::cost::detail {
+
+// One row per measured run of data/calibration/public_training_rows.json that strata can express (rows with
+// context parallelism > 1 go to `skipped` with the reason), dataset = the row's source name ("llm-foundry",
+// "megatron-bridge", "nemo-long-seq", "torchtitan"), metric = the source's published throughput metric.
+// Filters for fitting: `only_dtype` (non-empty) keeps the rows of that precision ("fp8"), `gpu_contains` the rows
+// whose published GPU type contains it ("H100").
+void public_rows(const CostConstants& k, const hw::Catalog& catalog, std::vector<ValidationRow>& out,
+                 std::vector<SkippedRow>& skipped, const std::string& only_dtype = {},
+                 const std::string& gpu_contains = {});
+
+double pct_error(double predicted, double measured);
+
+}  // namespace strata::cost::detail
