@@ -22,6 +22,13 @@ void check_positive(const std::string& origin, const char* field, std::int64_t v
   if (v <= 0) bad(origin, field, fmt::format("must be > 0, got {}", v));
 }
 
+// Micro-batch 1 at the layer's own seq (the model's when the layer gives none).
+LayerQuery one_sample(const Model& m, const LayerSpec& l) {
+  LayerQuery q;
+  q.seq = l.seq > 0 ? 0 : m.seq;
+  return q;
+}
+
 }  // namespace
 
 int Model::num_blocks() const {
@@ -36,13 +43,25 @@ double total_params(const Model& m) {
   return p;
 }
 
-double train_flops_per_token(const Model& m) {
+double train_flops_per_sample(const Model& m) {
   double flops = 0;
   for (const LayerSpec& l : m.layers) {
-    const LayerCost lc = layer_cost(l, LayerQuery{});
+    const LayerCost lc = layer_cost(l, one_sample(m, l));
     flops += lc.fwd_flops + lc.bwd_flops;
   }
+  return flops;
+}
+
+double train_flops_per_token(const Model& m) {
+  const double flops = train_flops_per_sample(m);
   return m.seq > 0 ? flops / static_cast<double>(m.seq) : flops;
+}
+
+double ptdp_flops_per_sample(const Model& m) {
+  double recompute_forward = 0;
+  for (const LayerSpec& l : m.layers)
+    if (is_block(l.kind)) recompute_forward += layer_cost(l, one_sample(m, l)).fwd_flops;
+  return train_flops_per_sample(m) + recompute_forward;
 }
 
 std::string tensor_parallel_problem(const Model& m, int tp) {
