@@ -31,6 +31,7 @@ namespace {
 
 struct SimulateArgs {
   std::string plan, model, cluster, strategy, strategy_file, trace, profile, memory_headroom;
+  bool memory_headroom_given = false;  // set even for an empty value (rejected)
   std::int64_t seq = 0;
   int iterations = 0;
   double overlap_slowdown = 0;
@@ -201,7 +202,7 @@ void run_simulate(const SimulateArgs& a) {
     constants.dp_bucket_bytes = bucket_mib * core::kMiB;
     opt.cost.constants = &constants;
   }
-  if (!a.memory_headroom.empty())
+  if (a.memory_headroom_given)
     opt.cost.memory_headroom = cost::parse_memory_headroom(a.memory_headroom, "simulate: --memory-headroom");
   std::optional<cost::Profile> profile;
   if (!a.profile.empty()) {
@@ -261,9 +262,14 @@ void register_simulate_command(CLI::App& app) {
   cmd->add_option("--bucket-mb", a->bucket_mib,
                   "DP gradient bucket size in MiB, as in `strata run` (default: the cost model's dp_bucket_bytes, "
                   "50e6 bytes = 47.7 MiB; at most 16 buckets per chunk)");
-  cmd->add_option("--memory-headroom", a->memory_headroom,
-                  "Memory kept free per device: GiB (e.g. 4) or a share of its capacity (e.g. 10%); a device whose "
-                  "simulated peak exceeds the rest is reported as not fitting (default 5%, docs/cost-model.md)");
+  cmd->add_option_function<std::string>(
+      "--memory-headroom",
+      [a](const std::string& v) {
+        a->memory_headroom = v;
+        a->memory_headroom_given = true;
+      },
+      "Memory kept free per device: GiB (e.g. 4) or a share of its capacity (e.g. 10%); a device whose "
+      "simulated peak exceeds the rest is reported as not fitting (default 5%, docs/cost-model.md)");
   cmd->add_flag("--json", a->json, "Print JSON (iteration_time_s, analytical_iteration_time_s, bubble_fraction, "
                                    "fits, peak_memory_bytes[per device], peak_memory_time_s[], devices[])");
   cmd->callback([a] { run_simulate(*a); });
