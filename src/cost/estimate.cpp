@@ -203,8 +203,9 @@ Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s
   est.tokens_per_s = est.samples_per_s * static_cast<double>(m.seq > 0 ? m.seq : 1);
   // One FLOPs source (model::layer_cost via the model's sums) and one peak source (hw::total_peak_flops), as
   // `strata describe` prints them.
-  const double flops = model::ptdp_flops_per_sample(m) * gbs;         // tflops_per_gpu (PTD-P convention)
-  const double model_flops = model::train_flops_per_sample(m) * gbs;  // MFU numerator (no recompute)
+  const model::SampleFlops per_sample = model::sample_flops(m);
+  const double flops = per_sample.ptdp * gbs;          // tflops_per_gpu (PTD-P convention)
+  const double model_flops = per_sample.train * gbs;   // MFU numerator (no recompute)
   const double peak_sum = hw::total_peak_flops(c, s.dtype);
   const double n = c.num_devices();
   est.tflops_per_gpu = est.iteration_time_s > 0 ? flops / est.iteration_time_s / n / 1e12 : 0;

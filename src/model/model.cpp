@@ -43,26 +43,34 @@ double total_params(const Model& m) {
   return p;
 }
 
-double train_flops_per_sample(const Model& m) {
-  double flops = 0;
+SampleFlops sample_flops(const Model& m) {
+  SampleFlops out;
+  const LayerSpec* prev = nullptr;
+  double fwd = 0, bwd = 0;
   for (const LayerSpec& l : m.layers) {
-    const LayerCost lc = layer_cost(l, one_sample(m, l));
-    flops += lc.fwd_flops + lc.bwd_flops;
+    // Consecutive identical blocks cost the same: one layer_cost per run of them (the estimate reads this on the
+    // planner's hot path).
+    if (!prev || !same_cost_shape(*prev, l)) {
+      const LayerCost lc = layer_cost(l, one_sample(m, l));
+      fwd = lc.fwd_flops;
+      bwd = lc.bwd_flops;
+      prev = &l;
+    }
+    out.train += fwd + bwd;
+    if (is_block(l.kind)) out.ptdp += fwd;
   }
-  return flops;
+  out.ptdp += out.train;
+  return out;
 }
+
+double train_flops_per_sample(const Model& m) { return sample_flops(m).train; }
 
 double train_flops_per_token(const Model& m) {
   const double flops = train_flops_per_sample(m);
   return m.seq > 0 ? flops / static_cast<double>(m.seq) : flops;
 }
 
-double ptdp_flops_per_sample(const Model& m) {
-  double recompute_forward = 0;
-  for (const LayerSpec& l : m.layers)
-    if (is_block(l.kind)) recompute_forward += layer_cost(l, one_sample(m, l)).fwd_flops;
-  return train_flops_per_sample(m) + recompute_forward;
-}
+double ptdp_flops_per_sample(const Model& m) { return sample_flops(m).ptdp; }
 
 std::string tensor_parallel_problem(const Model& m, int tp) {
   for (const LayerSpec& l : m.layers)

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <tuple>
 
@@ -178,9 +179,9 @@ struct RangeMax {
       t.push_back(std::move(next));
     }
   }
-  double query(int a, int b) const {  // max over [a, b), b > a
-    int k = 0;
-    while ((2 << k) <= b - a) ++k;
+  // The table level of a range of `len` ≥ 1 elements: floor(log2 len) (shared by queries of one range).
+  static int level(int len) { return std::bit_width(static_cast<unsigned>(len)) - 1; }
+  double query(int a, int b, int k) const {  // max over [a, b), b > a, k = level(b − a)
     return std::max(t[k][a], t[k][b - (1 << k)]);
   }
 };
@@ -240,8 +241,9 @@ SplitProblem build_split_problem(const model::Model& m, const hw::Cluster& c, co
       sums.activation_bytes = x.act[b] - x.act[a];
       sums.params_per_device = x.params[b] - x.params[a];
       sums.shared_static_bytes = x.shared[b] - x.shared[a];
-      sums.max_unsharded_weight_bytes = rmax[k].query(a, b);
-      sums.max_recomputed_bytes = recomputed_max.empty() ? 0.0 : recomputed_max[k].query(a, b);
+      const int level = RangeMax::level(b - a);
+      sums.max_unsharded_weight_bytes = rmax[k].query(a, b, level);
+      sums.max_recomputed_bytes = recomputed_max.empty() ? 0.0 : recomputed_max[k].query(a, b, level);
       sums.holds_embedding = x.emb[b] - x.emb[a] > 0;
       return cost::stage_memory(ctx, j, sums).total_bytes() <= ctx.memory_usable_bytes;
     }));

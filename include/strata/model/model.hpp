@@ -71,6 +71,12 @@ double train_flops_per_token(const Model& m);
 // more forward of every transformer-type block (the recompute forward, whether or not a strategy recomputes).
 // For a GPT it equals 96·s·l·h²·(1 + s/(6h) + V/(16·l·h)).
 double ptdp_flops_per_sample(const Model& m);
+// Both in one pass (one layer_cost per run of identical layers).
+struct SampleFlops {
+  double train = 0;   // train_flops_per_sample
+  double ptdp = 0;    // ptdp_flops_per_sample
+};
+SampleFlops sample_flops(const Model& m);
 
 // Empty when every layer of the model can be split over `tp` tensor-parallel ranks, else the first reason.
 std::string tensor_parallel_problem(const Model& m, int tp);
