@@ -203,7 +203,7 @@ Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s
   est.tokens_per_s = est.samples_per_s * static_cast<double>(m.seq > 0 ? m.seq : 1);
   // One FLOPs source (model::layer_cost via the model's sums) and one peak source (hw::total_peak_flops), as
   // `strata describe` prints them.
-  const model::SampleFlops per_sample = model::sample_flops(m);
+  const model::SampleFlops per_sample = opt.sample_flops ? *opt.sample_flops : model::sample_flops(m);
   const double flops = per_sample.ptdp * gbs;          // tflops_per_gpu (PTD-P convention)
   const double model_flops = per_sample.train * gbs;   // MFU numerator (no recompute)
   const double peak_sum = hw::total_peak_flops(c, s.dtype);

@@ -25,6 +25,7 @@ LayerIndex index_layers(const model::Model& m) {
     li.shape_of.push_back(id);
     li.is_embedding.push_back(model::is_embedding(l.kind));
   }
+  li.flops = model::sample_flops(m);
   return li;
 }
 
@@ -324,7 +325,9 @@ EvalResult evaluate(const model::Model& m, const hw::Cluster& c, const LayerInde
     objective = from_ps(sr.objective);
   }
   r.estimated = true;
-  cost::Estimate e = cost::estimate(m, c, s, opt);
+  cost::CostOptions with_flops = opt;
+  with_flops.sample_flops = &li.flops;
+  cost::Estimate e = cost::estimate(m, c, s, with_flops);
   if (!e.fits) {
     r.reject_reason = "does not fit memory";
     r.cand.strategy = std::move(s);

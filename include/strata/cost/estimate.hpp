@@ -68,6 +68,9 @@ struct CostOptions {
   const Profile* profile = nullptr;          // overrides the roofline when given
   const CostConstants* constants = nullptr;  // nullptr = the built-in fitted constants
   MemoryHeadroom memory_headroom;            // memory kept free per device (default: cost/memory.hpp)
+  // model::sample_flops(m) of the estimated model when the caller already has it (the planner estimates one
+  // model thousands of times); nullptr = computed by estimate().
+  const model::SampleFlops* sample_flops = nullptr;
 };
 
 // Estimates one complete, valid strategy (see complete_strategy). Deterministic and allocation-light.
