@@ -143,7 +143,10 @@ void print_human(const model::Model& m, const hw::Cluster& c, const cost::Strate
   for (std::size_t w = 0; w < res.workers.size() && w < limit; ++w) {
     const auto& st = res.workers[w];
     std::string devs;
-    for (int d : r.input.workers[w].devices) devs += (devs.empty() ? "" : ",") + std::to_string(d);
+    for (int d : r.input.workers[w].devices) {
+      if (!devs.empty()) devs += ',';
+      devs += std::to_string(d);
+    }
     rows.push_back({std::to_string(w / r.input.dp), std::to_string(w % r.input.dp), devs,
                     core::format_seconds(st.busy_s), core::format_seconds(st.idle_s),
                     fmt::format("{:.1f}%", 100.0 * st.bubble_fraction), core::format_bytes(st.peak_memory_bytes),
