@@ -15,6 +15,7 @@
 #include "strata/core/text.hpp"
 #include "strata/cost/constants.hpp"
 #include "strata/cost/estimate.hpp"
+#include "strata/cost/memory.hpp"
 #include "strata/cost/profile.hpp"
 #include "strata/cost/strategy.hpp"
 #include "strata/cost/validate.hpp"
@@ -25,7 +26,8 @@ namespace strata::cli {
 namespace {
 
 struct EstimateArgs {
-  std::string model, cluster, strategy, strategy_file, profile;
+  std::string model, cluster, strategy, strategy_file, profile, memory_headroom;
+  bool memory_headroom_given = false;  // set even for an empty value (rejected)
   std::int64_t seq = 0;
   bool json = false;
   std::vector<std::string> from;  // --from ENGINE "CONFIG" (cmd_export.cpp)
@@ -86,6 +88,8 @@ void run_estimate(const EstimateArgs& a) {
     profile = cost::load_profile_file(a.profile);
     opt.profile = &*profile;
   }
+  if (a.memory_headroom_given)
+    opt.memory_headroom = cost::parse_memory_headroom(a.memory_headroom, "estimate: --memory-headroom");
   const auto e = cost::estimate(m, c, s, opt);
   if (a.json) {
     nlohmann::ordered_json j;
@@ -170,6 +174,14 @@ void register_estimate_commands(CLI::App& app) {
   est->add_option("--seq", args->seq, "Sequence length (default: the model's)");
   est->add_option("--profile", args->profile,
                   "Measured profile JSON (`strata profile`) overriding the roofline where it has rows");
+  est->add_option_function<std::string>(
+      "--memory-headroom",
+      [args](const std::string& v) {
+        args->memory_headroom = v;
+        args->memory_headroom_given = true;
+      },
+      "Memory kept free per device: GiB (e.g. 4) or a share of its capacity (e.g. 10%); a stage fits when its "
+      "memory <= capacity - headroom (default 5%, the allocator's fragmentation; docs/cost-model.md)");
   est->add_flag("--json", args->json, "Print JSON (iteration_time_s, samples_per_s, tokens_per_s, tflops_per_gpu, "
                                        "mfu, fits, peak_memory_bytes, stages[])");
   est->add_option("--from", args->from,

@@ -14,6 +14,7 @@
 #include "plan_trials.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/text.hpp"
+#include "strata/cost/memory.hpp"
 #include "strata/cost/profile.hpp"
 #include "strata/hw/cluster.hpp"
 #include "strata/model/model.hpp"
@@ -23,7 +24,8 @@ namespace strata::cli {
 namespace {
 
 struct PlanArgs {
-  std::string model, cluster, space = "full", placement = "hetero", json_file, profile, dtype = "bf16";
+  std::string model, cluster, space = "full", placement = "hetero", json_file, profile, dtype = "bf16", memory_headroom;
+  bool memory_headroom_given = false;  // set even for an empty value (rejected)
   std::int64_t gbs = 0, seq = 0;
   int top = 5, threads = 1, max_tp = 0, max_pp = 0;
   int trials = 0, trial_steps = 4;
@@ -86,6 +88,8 @@ void run_plan(const PlanArgs& a) {
     profile = cost::load_profile_file(a.profile);
     opt.cost.profile = &*profile;
   }
+  if (a.memory_headroom_given)
+    opt.cost.memory_headroom = cost::parse_memory_headroom(a.memory_headroom, "plan: --memory-headroom");
   // Progress on stderr once the search has run for more than a second.
   const auto start = std::chrono::steady_clock::now();
   bool printed = false;
@@ -201,6 +205,14 @@ void register_plan_command(CLI::App& app) {
   cmd->add_option("--max-tp", a->max_tp, "Largest tensor-parallel degree to consider (0 = no limit)");
   cmd->add_option("--max-pp", a->max_pp, "Largest pipeline-parallel degree to consider (0 = no limit)");
   cmd->add_option("--profile", a->profile, "Measured profile JSON (`strata profile`) overriding the roofline");
+  cmd->add_option_function<std::string>(
+      "--memory-headroom",
+      [a](const std::string& v) {
+        a->memory_headroom = v;
+        a->memory_headroom_given = true;
+      },
+      "Memory kept free per device: GiB (e.g. 4) or a share of its capacity (e.g. 10%); a stage fits when its "
+      "memory <= capacity - headroom (default 5%, the allocator's fragmentation; docs/cost-model.md)");
   cmd->add_option("--json", a->json_file,
                   "Write the plan file (best {strategy, estimate}, candidates, baselines, evaluated, "
                   "search_time_s) to this path; `strata estimate --strategy-file` reads it back");

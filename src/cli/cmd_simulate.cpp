@@ -3,7 +3,10 @@
 // beside it, and optionally a Chrome trace (Perfetto). Formats: docs/simulator.md.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -13,6 +16,9 @@
 #include "strata/core/error.hpp"
 #include "strata/core/json.hpp"
 #include "strata/core/text.hpp"
+#include "strata/core/units.hpp"
+#include "strata/cost/constants.hpp"
+#include "strata/cost/memory.hpp"
 #include "strata/cost/profile.hpp"
 #include "strata/cost/strategy.hpp"
 #include "strata/hw/cluster.hpp"
@@ -24,11 +30,12 @@ namespace strata::cli {
 namespace {
 
 struct SimulateArgs {
-  std::string plan, model, cluster, strategy, strategy_file, trace, profile;
+  std::string plan, model, cluster, strategy, strategy_file, trace, profile, memory_headroom;
+  bool memory_headroom_given = false;  // set even for an empty value (rejected)
   std::int64_t seq = 0;
   int iterations = 0;
   double overlap_slowdown = 0;
-  double bucket_mb = 50;
+  std::string bucket_mib;  // empty = the cost model's dp_bucket_bytes
   bool json = false;
 };
 
@@ -65,6 +72,8 @@ nlohmann::ordered_json to_json(const model::Model& m, const hw::Cluster& c, cons
   if (r.estimate.host.node >= 0) j["host_cpu_bound_s"] = r.estimate.host.bound_s;
   j["bubble_fraction"] = res.bubble_fraction;
   j["analytical_peak_memory_bytes"] = r.estimate.peak_memory_bytes;
+  j["fits"] = r.fits;
+  if (!r.fits) j["not_fit_reason"] = r.not_fit_reason;
   j["makespan_s"] = res.makespan_s;
   j["window_s"] = {res.window_begin_s, res.window_end_s};
   j["flow_contention_s"] = res.flow_contention_s;
@@ -89,6 +98,9 @@ nlohmann::ordered_json to_json(const model::Model& m, const hw::Cluster& c, cons
     dj["bubble_fraction"] = w.bubble_fraction;
     dj["peak_memory_bytes"] = w.peak_memory_bytes;
     dj["peak_memory_time_s"] = w.peak_memory_time_s;
+    dj["memory_capacity_bytes"] = r.memory[d.worker].capacity_bytes;
+    dj["memory_usable_bytes"] = r.memory[d.worker].usable_bytes;
+    dj["fits"] = r.memory[d.worker].fits;
     dj["max_weight_versions"] = w.max_weight_versions;
     dj["max_micro_batches_in_flight"] = w.max_in_flight;
     devices.push_back(dj);
@@ -120,24 +132,42 @@ void print_human(const model::Model& m, const hw::Cluster& c, const cost::Strate
              100.0 * res.bubble_fraction);
   fmt::print("link contention       {} of flow time lost to shared links; overlap slowdown {}\n",
              core::format_seconds(res.flow_contention_s), core::format_seconds(res.overlap_extra_s));
-  fmt::print("events                {} ({} tasks)\n\n", res.events, res.tasks);
+  fmt::print("events                {} ({} tasks)\n", res.events, res.tasks);
+  double peak = 0;
+  for (const auto& w : res.workers) peak = std::max(peak, w.peak_memory_bytes);
+  fmt::print("peak memory           {} per device (analytical {}), {}\n\n", core::format_bytes(peak),
+             core::format_bytes(r.estimate.peak_memory_bytes),
+             r.fits ? "fits" : "DOES NOT FIT: " + r.not_fit_reason);
   std::vector<std::vector<std::string>> rows;
   const std::size_t limit = 32;
   for (std::size_t w = 0; w < res.workers.size() && w < limit; ++w) {
     const auto& st = res.workers[w];
     std::string devs;
-    for (int d : r.input.workers[w].devices) devs += (devs.empty() ? "" : ",") + std::to_string(d);
+    for (int d : r.input.workers[w].devices) {
+      if (!devs.empty()) devs += ',';
+      devs += std::to_string(d);
+    }
     rows.push_back({std::to_string(w / r.input.dp), std::to_string(w % r.input.dp), devs,
                     core::format_seconds(st.busy_s), core::format_seconds(st.idle_s),
                     fmt::format("{:.1f}%", 100.0 * st.bubble_fraction), core::format_bytes(st.peak_memory_bytes),
-                    core::format_seconds(st.peak_memory_time_s), std::to_string(st.max_weight_versions)});
+                    core::format_seconds(st.peak_memory_time_s), std::to_string(st.max_weight_versions),
+                    r.memory[w].fits ? "yes" : "NO"});
   }
   fmt::print("{}", core::render_table({"stage", "dp", "devices (tp group)", "busy", "idle", "bubble", "peak memory",
-                                       "peak at", "weight versions"},
+                                       "peak at", "weight versions", "fits"},
                                       rows));
   if (res.workers.size() > limit)
     fmt::print("... {} more tp groups (use --json for every device)\n", res.workers.size() - limit);
   fmt::print("\nbusy/idle: compute stream inside the measured window. Model and differences: docs/simulator.md.\n");
+}
+
+// `--bucket-mb`: a size in MiB, > 0 and finite.
+double parse_bucket_mib(const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || !std::isfinite(v) || v <= 0 || v > 1e6)
+    throw core::InputError("simulate: --bucket-mb: expected a size in MiB in (0, 1e6], got '" + text + "'");
+  return v;
 }
 
 void run_simulate(const SimulateArgs& a) {
@@ -159,7 +189,7 @@ void run_simulate(const SimulateArgs& a) {
   if (a.iterations < 0) throw core::InputError("simulate: --iterations must be >= 1");
   if (a.overlap_slowdown != 0 && a.overlap_slowdown < 1)
     throw core::InputError("simulate: --overlap-slowdown must be >= 1 (1 = no slowdown)");
-  if (!(a.bucket_mb > 0)) throw core::InputError("simulate: --bucket-mb must be > 0");
+  const double bucket_mib = a.bucket_mib.empty() ? 0.0 : parse_bucket_mib(a.bucket_mib);
   auto m = model::resolve_model(model_name);
   if (seq > 0) m = model::with_seq(m, seq);
   const auto c = hw::resolve_cluster(cluster_spec, hw::builtin_catalog());
@@ -169,7 +199,14 @@ void run_simulate(const SimulateArgs& a) {
   sim::CostSimOptions opt;
   opt.iterations = a.iterations;
   opt.overlap_slowdown = a.overlap_slowdown;
-  opt.bucket_bytes = a.bucket_mb * 1e6;
+  // The bucket size is a cost constant, so the simulated and the analytical figures use the same partition.
+  cost::CostConstants constants = cost::builtin_constants();
+  if (bucket_mib > 0) {
+    constants.dp_bucket_bytes = bucket_mib * core::kMiB;
+    opt.cost.constants = &constants;
+  }
+  if (a.memory_headroom_given)
+    opt.cost.memory_headroom = cost::parse_memory_headroom(a.memory_headroom, "simulate: --memory-headroom");
   std::optional<cost::Profile> profile;
   if (!a.profile.empty()) {
     profile = cost::load_profile_file(a.profile);
@@ -225,9 +262,19 @@ void register_simulate_command(CLI::App& app) {
                   "Compute slowdown while DP traffic overlaps it (default: the cost model's constant, 1.3)");
   cmd->add_option("--profile", a->profile,
                   "Measured profile JSON (`strata profile`): task durations from its rows, as in `strata estimate`");
-  cmd->add_option("--bucket-mb", a->bucket_mb, "DP gradient bucket size in MB (default 50; at most 16 per chunk)");
+  cmd->add_option("--bucket-mb", a->bucket_mib,
+                  "DP gradient bucket size in MiB, as in `strata run` (default: the cost model's dp_bucket_bytes, "
+                  "50e6 bytes = 47.7 MiB; at most 16 buckets per chunk)");
+  cmd->add_option_function<std::string>(
+      "--memory-headroom",
+      [a](const std::string& v) {
+        a->memory_headroom = v;
+        a->memory_headroom_given = true;
+      },
+      "Memory kept free per device: GiB (e.g. 4) or a share of its capacity (e.g. 10%); a device whose "
+      "simulated peak exceeds the rest is reported as not fitting (default 5%, docs/cost-model.md)");
   cmd->add_flag("--json", a->json, "Print JSON (iteration_time_s, analytical_iteration_time_s, bubble_fraction, "
-                                   "peak_memory_bytes[per device], peak_memory_time_s[], devices[])");
+                                   "fits, peak_memory_bytes[per device], peak_memory_time_s[], devices[])");
   cmd->callback([a] { run_simulate(*a); });
 }
 

@@ -1,6 +1,6 @@
-// cost/estimate: the whole-strategy estimate, composed only of the stage.hpp building blocks (layer_stage_cost,
-// p2p_time, pipeline_time / iteration_time, dp_sync_exposed_time, optimizer_step_time, stage_memory), plus the model
-// FLOP count (PTD-P) and the JSON view of an estimate.
+// cost/estimate: the whole-strategy estimate, composed only of the stage.hpp building blocks (sum_stage_layers
+// over layer_stage_cost, p2p_time, pipeline_time / iteration_time, dp_sync_exposed_time, optimizer_step_time,
+// stage_memory), the model's FLOP counts (model/model.hpp) and the JSON view of an estimate.
 #include "strata/cost/estimate.hpp"
 
 #include <fmt/format.h>
@@ -127,7 +127,6 @@ Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s
     StageEstimate& se = est.stages[st];
     se.devices = devs;
     se.gpu = gpu_name_of(c, ctx);
-    StageSums sums;
     // Stages copied from a twin share its memo; otherwise compare with one owner stage per memo (O(memos)).
     int memo_index = twin >= 0 ? memo_of[twin] : -1;
     for (std::size_t k = 0; k < memo_owner.size() && memo_index < 0; ++k)
@@ -139,38 +138,32 @@ Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s
     }
     memo_of[st] = memo_index;
     LayerMemo& memo = memos[memo_index];
-    int block_index = 0;
-    double compute = 0, tp_comm = 0, last_bwd = 0;
+    const StageLayerSums ls = sum_stage_layers(m, s, bounds, st, false,
+                                               [&](int li, model::Recompute mode) -> const LayerStageCost& {
+                                                 return memo.get(m, m.layers[li], ctx, mode);
+                                               });
+    const StageSums& sums = ls.sums;
     {
       std::size_t held = 0;
       for (int ch = st; ch < chunks; ch += p) held += static_cast<std::size_t>(bounds[ch + 1] - bounds[ch]);
       se.layers.reserve(held);
+      for (int ch = st; ch < chunks; ch += p)
+        for (int li = bounds[ch]; li < bounds[ch + 1]; ++li) se.layers.push_back(li);
     }
-    for (int ch = st; ch < chunks; ch += p) {
-      for (int li = bounds[ch]; li < bounds[ch + 1]; ++li) {
-        const auto& layer = m.layers[li];
-        const auto mode = is_block(layer.kind) ? layer_recompute_mode(s, st, block_index++) : s.recompute;
-        const LayerStageCost& lc = memo.get(m, layer, ctx, mode);
-        sums.add(lc, layer.kind == model::LayerKind::embedding || layer.kind == model::LayerKind::patch_embedding);
-        compute += lc.fwd_compute_s + lc.bwd_compute_s;
-        tp_comm += lc.tp_comm_fwd_s + lc.tp_comm_bwd_s + lc.zero3_comm_s;
-        se.zero3_busy_s += lc.zero3_busy_s * static_cast<double>(micro);
-        se.layers.push_back(li);
-        if (ch == st) first_chunk_output[st] = lc.output_bytes;
-      }
-    }
-    last_bwd = sums.bwd_s;
+    first_chunk_output[st] = ls.first_chunk_output_bytes;
+    se.zero3_busy_s = ls.zero3_busy_s * static_cast<double>(micro);
     se.fwd_s = sums.fwd_s;
     se.bwd_s = sums.bwd_s;
     se.time_s = sums.fwd_s + sums.bwd_s;
-    se.compute_s = compute;
-    se.tp_comm_s = tp_comm;
+    se.compute_s = ls.compute_s;
+    se.tp_comm_s = ls.tp_comm_s;
     t[st] = se.time_s;
     se.memory = stage_memory(ctx, st, sums);
     se.memory_bytes = se.memory.total_bytes();
     se.memory_capacity_bytes = ctx.memory_capacity_bytes;
-    se.fits = se.memory_bytes <= se.memory_capacity_bytes;
-    se.dp_comm_s = dp_sync_exposed_time(ctx, sums.params_per_device, last_bwd);
+    se.memory_usable_bytes = ctx.memory_usable_bytes;
+    se.fits = se.memory_bytes <= se.memory_usable_bytes;
+    se.dp_comm_s = dp_sync_exposed_time(ctx, sums.params_per_device, sums.bwd_s);
     se.optimizer_s = optimizer_step_time(ctx, sums.params_per_device);
   }
   std::vector<int> distinct_links;  // stage boundaries whose p2p time was computed (not copied)
@@ -209,12 +202,12 @@ Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s
   const double gbs = static_cast<double>(s.global_batch);
   est.samples_per_s = est.iteration_time_s > 0 ? gbs / est.iteration_time_s : 0;
   est.tokens_per_s = est.samples_per_s * static_cast<double>(m.seq > 0 ? m.seq : 1);
-  const double flops = ptdp_flops_per_sample(m, m.seq) * gbs;        // tflops_per_gpu (PTD-P convention)
-  const double model_flops = model_flops_per_sample(m, m.seq) * gbs;  // MFU numerator (no recompute)
-  std::vector<int> per_type(c.gpu_types.size(), 0);
-  for (const auto& d : c.devices) ++per_type[d.gpu_type];
-  double peak_sum = 0;
-  for (std::size_t g = 0; g < per_type.size(); ++g) peak_sum += per_type[g] * c.gpu_types[g].peak(s.dtype);
+  // One FLOPs source (model::layer_cost via the model's sums) and one peak source (hw::total_peak_flops), as
+  // `strata describe` prints them.
+  const model::SampleFlops per_sample = opt.sample_flops ? *opt.sample_flops : model::sample_flops(m);
+  const double flops = per_sample.ptdp * gbs;          // tflops_per_gpu (PTD-P convention)
+  const double model_flops = per_sample.train * gbs;   // MFU numerator (no recompute)
+  const double peak_sum = hw::total_peak_flops(c, s.dtype);
   const double n = c.num_devices();
   est.tflops_per_gpu = est.iteration_time_s > 0 ? flops / est.iteration_time_s / n / 1e12 : 0;
   est.mfu = est.iteration_time_s > 0 && peak_sum > 0 ? model_flops / est.iteration_time_s / peak_sum : 0;
@@ -225,56 +218,13 @@ Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s
     est.peak_memory_bytes = std::max(est.peak_memory_bytes, se.memory_bytes);
     if (!se.fits && est.fits) {
       est.fits = false;
-      est.not_fit_reason = fmt::format("stage {} needs {} per device but its {} has {}", st,
+      est.not_fit_reason = fmt::format("stage {} needs {} per device but its {} has {} ({} after the headroom)", st,
                                        core::format_bytes(se.memory_bytes), se.gpu,
-                                       core::format_bytes(se.memory_capacity_bytes));
+                                       core::format_bytes(se.memory_capacity_bytes),
+                                       core::format_bytes(se.memory_usable_bytes));
     }
   }
   return est;
-}
-
-namespace {
-// Embedding, identical dense GELU MHA blocks with ffn = 4h, LM head: the shape the PTD-P formulas assume.
-bool gpt_like(const model::Model& m) {
-  const int n = static_cast<int>(m.layers.size());
-  bool ok = n >= 3 && m.layers.front().kind == model::LayerKind::embedding &&
-            m.layers.back().kind == model::LayerKind::lm_head && !m.layers.back().pooled;
-  for (int i = 1; ok && i + 1 < n; ++i) {
-    const auto& l = m.layers[i];
-    ok = l.kind == model::LayerKind::transformer && l.experts == 0 && l.attention_window == 0 &&
-         l.activation != model::Activation::swiglu && (l.kv_heads == 0 || l.kv_heads == l.heads) &&
-         l.ffn == 4 * l.hidden && l.hidden == m.layers[1].hidden;
-  }
-  return ok;
-}
-}  // namespace
-
-double ptdp_flops_per_sample(const model::Model& m, std::int64_t seq) {
-  if (!gpt_like(m)) return model_flops_per_sample(m, seq);
-  const double s = static_cast<double>(seq > 0 ? seq : m.seq);
-  const double l = static_cast<double>(m.layers.size() - 2), h = static_cast<double>(m.layers[1].hidden);
-  const double V = static_cast<double>(m.layers.back().vocab);
-  // Narayanan et al. 2021 eq. 3 per sample: 96·s·l·h²·(1 + s/(6h) + V/(16·l·h)).
-  return 96.0 * s * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h));
-}
-
-double model_flops_per_sample(const model::Model& m, std::int64_t seq) {
-  const double s = static_cast<double>(seq > 0 ? seq : m.seq);
-  if (gpt_like(m)) {
-    const double l = static_cast<double>(m.layers.size() - 2), h = static_cast<double>(m.layers[1].hidden);
-    const double V = static_cast<double>(m.layers.back().vocab);
-    // Eq. 3 without the recompute forward: blocks 3·(24·s·h² + 4·s²·h) per layer, logits 6·s·h·V.
-    return 72.0 * s * l * h * h * (1.0 + s / (6.0 * h) + V / (12.0 * l * h));
-  }
-  // General: 3 × forward FLOPs (forward + backward = 2× forward), i.e. 6·N·tokens + attention for transformers.
-  double fwd = 0;
-  model::LayerQuery q;
-  q.micro_batch = 1;
-  for (const auto& layer : m.layers) {
-    q.seq = seq > 0 && (layer.seq == m.seq || layer.seq == 0) ? seq : layer.seq;
-    fwd += model::layer_cost(layer, q).fwd_flops;
-  }
-  return 3.0 * fwd;
 }
 
 nlohmann::ordered_json to_json(const Estimate& e) {
@@ -317,6 +267,7 @@ nlohmann::ordered_json to_json(const Estimate& e) {
     st["bubble_s"] = s.bubble_s;
     st["memory_bytes"] = s.memory_bytes;
     st["memory_capacity_bytes"] = s.memory_capacity_bytes;
+    st["memory_usable_bytes"] = s.memory_usable_bytes;
     st["fits"] = s.fits;
     nlohmann::ordered_json mem;
     mem["weights_bytes"] = s.memory.weights_bytes;
@@ -324,6 +275,7 @@ nlohmann::ordered_json to_json(const Estimate& e) {
     mem["optimizer_bytes"] = s.memory.optimizer_bytes;
     mem["activations_bytes"] = s.memory.activations_bytes;
     mem["buffers_bytes"] = s.memory.buffers_bytes;
+    mem["recompute_bytes"] = s.memory.recompute_bytes;
     mem["workspace_bytes"] = s.memory.workspace_bytes;
     st["memory"] = mem;
     j["stages"].push_back(st);

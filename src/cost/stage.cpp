@@ -1,6 +1,7 @@
 // cost/stage: one layer on one stage's devices — roofline compute with the fitted GEMM-efficiency curve (or the
 // measured profile), Megatron TP collectives, ZeRO-3 gathers, static and activation memory — plus the stage
-// context (groups and their α–β), pipeline p2p, DP sync, optimizer step and stage memory. See stage.hpp.
+// context (groups and their α–β), pipeline p2p, the DP bucket partition and sync, optimizer step. Stage memory:
+// cost/memory.cpp. See stage.hpp.
 #include "strata/cost/stage.hpp"
 
 #include <algorithm>
@@ -111,6 +112,7 @@ void StageSums::add(const LayerStageCost& l, bool is_embedding) {
   params_per_device += l.params_per_device;
   shared_static_bytes += l.shared_static_bytes;
   max_unsharded_weight_bytes = std::max(max_unsharded_weight_bytes, l.unsharded_weight_bytes);
+  max_recomputed_bytes = std::max(max_recomputed_bytes, l.recomputed_bytes);
   holds_embedding = holds_embedding || is_embedding;
 }
 
@@ -144,6 +146,7 @@ StageContext make_stage_context(const model::Model& /*m*/, const hw::Cluster& c,
     }
     ctx.memory_capacity_bytes = std::min(ctx.memory_capacity_bytes, g.memory_bytes);
   }
+  ctx.memory_usable_bytes = usable_memory_bytes(ctx.memory_capacity_bytes, opt.memory_headroom, *ctx.constants);
   const int dp = s.dp, tp = s.tp;
   CommOptions co;
   co.constants = ctx.constants;
@@ -264,6 +267,7 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
                              k.grad_bytes_per_param / (s.zero_stage >= 2 ? dp : 1.0) +
                              k.optimizer_bytes_per_param / (s.zero_stage >= 1 ? dp : 1.0));
   out.activation_bytes = lc.act_total_bytes();
+  out.recomputed_bytes = lc.act_recomputed_bytes;
   out.output_bytes = lc.output_bytes;
   out.flops_fwd = lc.fwd_flops;
   // ---- ZeRO-3: gather the layer's weights before forward and backward, reduce-scatter its gradients ----------
@@ -319,25 +323,10 @@ double p2p_time(const hw::Cluster& c, const Strategy& s, std::span<const int> fr
   return 2.0 * worst;
 }
 
-MemoryBreakdown stage_memory(const StageContext& ctx, int stage, const StageSums& sums) {
-  const Strategy& s = *ctx.strategy;
-  const CostConstants& k = *ctx.constants;
-  MemoryBreakdown mb;
-  const int versions = weight_versions(s.schedule, s.pp, stage);
-  const double shared = sums.holds_embedding ? 0.0 : sums.shared_static_bytes;
-  // The tied copy splits like the other static state: weights 2, grads 4, optimizer 12 of 18 bytes.
-  const double per_param = k.weight_bytes_per_param + k.grad_bytes_per_param + k.optimizer_bytes_per_param;
-  const double sw = per_param > 0 ? shared * k.weight_bytes_per_param / per_param : 0;
-  const double sg = per_param > 0 ? shared * k.grad_bytes_per_param / per_param : 0;
-  mb.weights_bytes = (sums.weight_bytes + sw) * versions;
-  mb.gradients_bytes = sums.grad_bytes + sg;
-  mb.optimizer_bytes = sums.optimizer_bytes + (shared - sw - sg);
-  mb.activations_bytes =
-      sums.activation_bytes * in_flight_micro_batches(s.schedule, s.pp, stage, s.num_micro_batches(), s.virtual_stages);
-  mb.buffers_bytes = (s.zero_stage >= 3 && s.dp > 1) ? 2.0 * sums.max_unsharded_weight_bytes : 0.0;
-  const double rest = mb.weights_bytes + mb.gradients_bytes + mb.optimizer_bytes + mb.activations_bytes + mb.buffers_bytes;
-  mb.workspace_bytes = k.workspace_bytes + k.fragmentation_fraction * rest;
-  return mb;
+BucketPartition dp_bucket_partition(double grad_bytes, const CostConstants& k) {
+  if (!(grad_bytes > 0)) return {};
+  const double n = std::clamp(std::ceil(grad_bytes / k.dp_bucket_bytes), 1.0, std::max(1.0, k.dp_max_buckets));
+  return {static_cast<int>(n), grad_bytes / n};
 }
 
 double dp_sync_exposed_time(const StageContext& ctx, double grad_params, double overlap_window_s) {
@@ -348,9 +337,10 @@ double dp_sync_exposed_time(const StageContext& ctx, double grad_params, double 
   // Buckets (PyTorch DDP / Megatron): n equal buckets, bucket j released after 1/n-th of the backward; each one a
   // collective of its own (latency included). ZeRO 0: all-reduce; ZeRO 1/2: reduce-scatter (+ the all-gather of
   // the updated weights after the optimizer step).
-  const double n = std::clamp(std::ceil(bytes / k.dp_bucket_bytes), 1.0, std::max(1.0, k.dp_max_buckets));
-  const double one = s.zero_stage == 0 ? ctx.dp_allreduce_latency_s + ctx.dp_allreduce_s_per_byte * bytes / n
-                                       : ctx.dp_allgather_latency_s + ctx.dp_allgather_s_per_byte * bytes / n;
+  const BucketPartition buckets = dp_bucket_partition(bytes, k);
+  const double n = buckets.count;
+  const double one = s.zero_stage == 0 ? ctx.dp_allreduce_latency_s + ctx.dp_allreduce_s_per_byte * buckets.bytes_per_bucket
+                                       : ctx.dp_allgather_latency_s + ctx.dp_allgather_s_per_byte * buckets.bytes_per_bucket;
   // Buckets 0..n−2 overlap the rest of the backward (the last (n−1)/n of it), slowed by the contention factor;
   // the last bucket starts when both the backward and the earlier buckets are done.
   const double window = std::max(0.0, overlap_window_s) * (n - 1) / n;

@@ -119,6 +119,7 @@ LayerCost conv_cost(const LayerSpec& l, const Ctx& c) {
   finish_flops(lc);
   lc.act_boundary_bytes = b * cin * in_px * B;
   lc.act_intermediate_bytes = c.rc == Recompute::full ? 0 : b * stored * B;
+  lc.act_recomputed_bytes = c.rc == Recompute::full ? b * stored * B : 0;
   if (c.rc == Recompute::full) lc.recompute_flops = lc.fwd_flops;
   lc.fwd_elementwise_bytes = b * traffic * B;
   lc.output_bytes = b * cout * out_px * B;
@@ -135,6 +136,7 @@ LayerCost generic_cost(const LayerSpec& l, const Ctx& c) {
   const double input = std::min(g.input_bytes_per_sample, g.activation_bytes_per_sample);
   lc.act_boundary_bytes = c.b * input;
   lc.act_intermediate_bytes = c.rc == Recompute::full ? 0 : c.b * (g.activation_bytes_per_sample - input);
+  lc.act_recomputed_bytes = c.rc == Recompute::full ? c.b * (g.activation_bytes_per_sample - input) : 0;
   if (c.rc == Recompute::full) lc.recompute_flops = lc.fwd_flops;
   lc.output_bytes = c.b * g.output_bytes_per_sample;
   return lc;

@@ -161,7 +161,8 @@ LayerCost transformer_cost(const LayerSpec& l, const Ctx& c) {
   lc.fwd_elementwise_bytes = acc.elementwise_bytes;
   const double repl = c.sp ? acc.repl_bytes / c.t : acc.repl_bytes;
   lc.act_boundary_bytes = c.b * c.s * h * c.B / (c.sp ? c.t : 1.0);  // the first norm's input
-  double stored = repl + acc.split_bytes + acc.score_bytes;
+  const double stored_all = repl + acc.split_bytes + acc.score_bytes;
+  double stored = stored_all;
   switch (c.rc) {
     case Recompute::none: break;
     case Recompute::selective:  // Korthikanti §5: re-run the score/softmax/value part only
@@ -174,6 +175,7 @@ LayerCost transformer_cost(const LayerSpec& l, const Ctx& c) {
       break;
   }
   lc.act_intermediate_bytes = stored - lc.act_boundary_bytes;
+  lc.act_recomputed_bytes = stored_all - stored;
   // The decoder hands the encoder output along with its own hidden state (the cross-attention input).
   lc.output_bytes = c.b * (c.s + (decoder ? enc : 0)) * h * c.B;
   if (c.t > 1) {

@@ -22,6 +22,13 @@ void check_positive(const std::string& origin, const char* field, std::int64_t v
   if (v <= 0) bad(origin, field, fmt::format("must be > 0, got {}", v));
 }
 
+// Micro-batch 1 at the layer's own seq (the model's when the layer gives none).
+LayerQuery one_sample(const Model& m, const LayerSpec& l) {
+  LayerQuery q;
+  q.seq = l.seq > 0 ? 0 : m.seq;
+  return q;
+}
+
 }  // namespace
 
 int Model::num_blocks() const {
@@ -36,14 +43,34 @@ double total_params(const Model& m) {
   return p;
 }
 
-double train_flops_per_token(const Model& m) {
-  double flops = 0;
+SampleFlops sample_flops(const Model& m) {
+  SampleFlops out;
+  const LayerSpec* prev = nullptr;
+  double fwd = 0, bwd = 0;
   for (const LayerSpec& l : m.layers) {
-    const LayerCost lc = layer_cost(l, LayerQuery{});
-    flops += lc.fwd_flops + lc.bwd_flops;
+    // Consecutive identical blocks cost the same: one layer_cost per run of them (the estimate reads this on the
+    // planner's hot path).
+    if (!prev || !same_cost_shape(*prev, l)) {
+      const LayerCost lc = layer_cost(l, one_sample(m, l));
+      fwd = lc.fwd_flops;
+      bwd = lc.bwd_flops;
+      prev = &l;
+    }
+    out.train += fwd + bwd;
+    if (is_block(l.kind)) out.ptdp += fwd;
   }
+  out.ptdp += out.train;
+  return out;
+}
+
+double train_flops_per_sample(const Model& m) { return sample_flops(m).train; }
+
+double train_flops_per_token(const Model& m) {
+  const double flops = train_flops_per_sample(m);
   return m.seq > 0 ? flops / static_cast<double>(m.seq) : flops;
 }
+
+double ptdp_flops_per_sample(const Model& m) { return sample_flops(m).ptdp; }
 
 std::string tensor_parallel_problem(const Model& m, int tp) {
   for (const LayerSpec& l : m.layers)

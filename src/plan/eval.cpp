@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <tuple>
 
@@ -22,8 +23,9 @@ LayerIndex index_layers(const model::Model& m) {
       li.representative.push_back(static_cast<int>(i));
     }
     li.shape_of.push_back(id);
-    li.is_embedding.push_back(l.kind == model::LayerKind::embedding || l.kind == model::LayerKind::patch_embedding);
+    li.is_embedding.push_back(model::is_embedding(l.kind));
   }
+  li.flops = model::sample_flops(m);
   return li;
 }
 
@@ -133,7 +135,7 @@ StaticTotals static_totals(const LayerIndex& li, const ClassCosts& cc) {
 bool may_fit_memory(const StaticTotals& st, const DegreeUnit& u, const cost::Strategy& s) {
   const cost::StageContext* biggest = nullptr;
   for (const auto& c : u.class_ctx)
-    if (!biggest || c.memory_capacity_bytes > biggest->memory_capacity_bytes) biggest = &c;
+    if (!biggest || c.memory_usable_bytes > biggest->memory_usable_bytes) biggest = &c;
   cost::StageContext ctx = *biggest;
   ctx.strategy = &s;
   cost::StageSums sums;
@@ -142,7 +144,7 @@ bool may_fit_memory(const StaticTotals& st, const DegreeUnit& u, const cost::Str
   sums.optimizer_bytes = st.optimizer / s.pp;
   sums.holds_embedding = true;  // no tied copy counted
   // The last stage holds the fewest weight versions / in-flight micro-batches of any stage.
-  return cost::stage_memory(ctx, s.pp - 1, sums).total_bytes() <= ctx.memory_capacity_bytes;
+  return cost::stage_memory(ctx, s.pp - 1, sums).total_bytes() <= ctx.memory_usable_bytes;
 }
 
 double lower_bound_s(double w, int pp, std::int64_t m, const ScheduleChoice& sc) {
@@ -178,9 +180,9 @@ struct RangeMax {
       t.push_back(std::move(next));
     }
   }
-  double query(int a, int b) const {  // max over [a, b), b > a
-    int k = 0;
-    while ((2 << k) <= b - a) ++k;
+  // The table level of a range of `len` ≥ 1 elements: floor(log2 len) (shared by queries of one range).
+  static int level(int len) { return std::bit_width(static_cast<unsigned>(len)) - 1; }
+  double query(int a, int b, int k) const {  // max over [a, b), b > a, k = level(b − a)
     return std::max(t[k][a], t[k][b - (1 << k)]);
   }
 };
@@ -196,11 +198,11 @@ SplitProblem build_split_problem(const model::Model& m, const hw::Cluster& c, co
   p.stage_class = u.stage_class;
   // Per-class prefix sums of the additive StageSums fields.
   struct Prefix {
-    std::vector<double> fwd, bwd, w, g, o, act, params, shared, unsharded;
+    std::vector<double> fwd, bwd, w, g, o, act, params, shared, unsharded, recomputed;
     std::vector<int> emb;
   };
   std::vector<Prefix> pre(K);
-  std::vector<RangeMax> rmax;
+  std::vector<RangeMax> rmax, recomputed_max;  // the latter empty without recompute
   for (int k = 0; k < K; ++k) {
     Prefix& x = pre[k];
     for (auto* v : {&x.fwd, &x.bwd, &x.w, &x.g, &x.o, &x.act, &x.params, &x.shared}) v->assign(L + 1, 0.0);
@@ -217,11 +219,13 @@ SplitProblem build_split_problem(const model::Model& m, const hw::Cluster& c, co
       x.params[i + 1] = x.params[i] + lc.params_per_device;
       x.shared[i + 1] = x.shared[i] + lc.shared_static_bytes;
       x.unsharded.push_back(lc.unsharded_weight_bytes);
+      x.recomputed.push_back(lc.recomputed_bytes);
       x.emb[i + 1] = x.emb[i] + (li.is_embedding[i] ? 1 : 0);
       tp[i + 1] = tp[i] + to_ps(lc.time_s());
     }
     p.time_prefix.push_back(std::move(tp));
     rmax.emplace_back(x.unsharded);
+    if (s.recompute != model::Recompute::none) recomputed_max.emplace_back(x.recomputed);
   }
   // Memory feasibility of [a, b) on stage j: the cost model's stage_memory of the range's sums.
   for (int j = 0; j < P; ++j) {
@@ -238,9 +242,11 @@ SplitProblem build_split_problem(const model::Model& m, const hw::Cluster& c, co
       sums.activation_bytes = x.act[b] - x.act[a];
       sums.params_per_device = x.params[b] - x.params[a];
       sums.shared_static_bytes = x.shared[b] - x.shared[a];
-      sums.max_unsharded_weight_bytes = rmax[k].query(a, b);
+      const int level = RangeMax::level(b - a);
+      sums.max_unsharded_weight_bytes = rmax[k].query(a, b, level);
+      sums.max_recomputed_bytes = recomputed_max.empty() ? 0.0 : recomputed_max[k].query(a, b, level);
       sums.holds_embedding = x.emb[b] - x.emb[a] > 0;
-      return cost::stage_memory(ctx, j, sums).total_bytes() <= ctx.memory_capacity_bytes;
+      return cost::stage_memory(ctx, j, sums).total_bytes() <= ctx.memory_usable_bytes;
     }));
   }
   // Cut costs: p2p of the output of layer b−1 between stages j and j+1 (cached per distinct shape).
@@ -290,14 +296,15 @@ EvalResult evaluate(const model::Model& m, const hw::Cluster& c, const LayerInde
     // that configurations that cannot fit never reach the full estimate.
     const ClassCosts cc = class_costs(m, li, u, s);
     const auto bounds = cost::chunk_boundaries(s);
-    const int chunks = static_cast<int>(s.split.size());
     for (int st = 0; st < s.pp; ++st) {
-      cost::StageSums sums;
       const auto& row = cc.shape[u.stage_class[st]];
-      for (int ch = st; ch < chunks; ch += s.pp)
-        for (int l = bounds[ch]; l < bounds[ch + 1]; ++l) sums.add(row[li.shape_of[l]], li.is_embedding[l] != 0);
+      // The cost model's stage loop over the cached costs (the planner's variants recompute every block alike).
+      const cost::StageSums sums =
+          cost::sum_stage_layers(m, s, bounds, st, false, [&](int l, model::Recompute) -> const cost::LayerStageCost& {
+            return row[li.shape_of[l]];
+          }).sums;
       const auto& ctx = cc.ctx[u.stage_class[st]];
-      if (cost::stage_memory(ctx, st, sums).total_bytes() > ctx.memory_capacity_bytes) {
+      if (cost::stage_memory(ctx, st, sums).total_bytes() > ctx.memory_usable_bytes) {
         r.reject_reason = "does not fit memory";
         r.cand.strategy = std::move(s);
         return r;
@@ -318,7 +325,9 @@ EvalResult evaluate(const model::Model& m, const hw::Cluster& c, const LayerInde
     objective = from_ps(sr.objective);
   }
   r.estimated = true;
-  cost::Estimate e = cost::estimate(m, c, s, opt);
+  cost::CostOptions with_flops = opt;
+  with_flops.sample_flops = &li.flops;
+  cost::Estimate e = cost::estimate(m, c, s, with_flops);
   if (!e.fits) {
     r.reject_reason = "does not fit memory";
     r.cand.strategy = std::move(s);

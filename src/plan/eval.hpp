@@ -22,6 +22,7 @@ struct LayerIndex {
   std::vector<int> shape_of;       // layer → distinct shape id
   std::vector<int> representative; // shape id → first layer with that shape
   std::vector<char> is_embedding;  // layer is an embedding / patch embedding (StageSums::add's flag)
+  model::SampleFlops flops;        // model::sample_flops, handed to every cost::estimate of the search
 };
 LayerIndex index_layers(const model::Model& m);
 

@@ -1,9 +1,13 @@
 // sim/from_cost: cost model → simulator inputs (see from_cost.hpp).
 #include "strata/sim/from_cost.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
+#include "strata/core/text.hpp"
 #include "strata/cost/comm.hpp"
 #include "strata/cost/constants.hpp"
 #include "strata/cost/stage.hpp"
@@ -129,74 +133,58 @@ PipelineInput pipeline_from_cost(const model::Model& m, const hw::Cluster& c, co
     for (int d = 0; d < dp; ++d)
       for (int j = 0; j < tp; ++j) stage_devs.push_back(s.device(r, d, j));
     const cost::StageContext sctx = cost::make_stage_context(m, c, s, stage_devs, opt.cost);
-    // Memory and parameters: the stage's context (ZeRO sharding over dp), per chunk.
-    cost::StageSums sums;
-    std::vector<double> act(v, 0.0), recompute_bytes(v, 0.0), params(v, 0.0);
-    std::vector<model::Recompute> modes;  // per layer of the stage in chunk order
-    int block_index = 0;
-    for (int c_local = 0; c_local < v; ++c_local) {
-      const int g = c_local * p + r;
-      for (int li = bounds[g]; li < bounds[g + 1]; ++li) {
-        const auto& layer = m.layers[li];
-        const auto mode = cost::is_block(layer.kind) ? cost::layer_recompute_mode(s, r, block_index++) : s.recompute;
-        modes.push_back(mode);
-        const auto lc = cost::layer_stage_cost(m, layer, sctx, mode);
-        sums.add(lc, layer.kind == model::LayerKind::embedding || layer.kind == model::LayerKind::patch_embedding);
-        act[c_local] += lc.activation_bytes;
-        params[c_local] += lc.params_per_device;
-        chunk_out_bytes[r][c_local] = lc.output_bytes;
-        if (mode != model::Recompute::none) {
-          // Recompute re-materialises one layer's dropped activations at a time during the backward.
-          const auto full = cost::layer_stage_cost(m, layer, sctx, model::Recompute::none);
-          recompute_bytes[c_local] = std::max(recompute_bytes[c_local], full.activation_bytes - lc.activation_bytes);
-        }
-      }
-    }
-    const cost::MemoryBreakdown mb = cost::stage_memory(sctx, r, sums);
+    // Memory and parameters: the stage's context (ZeRO sharding over dp), per chunk — the estimate's own loop.
+    const cost::StageLayerSums stage = cost::sum_stage_layers(
+        m, s, bounds, r, true,
+        [&](int li, model::Recompute mode) { return cost::layer_stage_cost(m, m.layers[li], sctx, mode); });
+    const cost::MemoryBreakdown mb = cost::stage_memory(sctx, r, stage.sums);
     const int versions = cost::weight_versions(s.schedule, p, r);
     const double one_version = mb.weights_bytes / std::max(1, versions);
-    const double optimizer_s = cost::optimizer_step_time(sctx, sums.params_per_device);
+    const double optimizer_s = cost::optimizer_step_time(sctx, stage.sums.params_per_device);
+    for (int c_local = 0; c_local < v; ++c_local) chunk_out_bytes[r][c_local] = stage.chunks[c_local].output_bytes;
     // Compute and TP per worker, on its own GPUs (heterogeneous replicas take their own durations).
     for (int d = 0; d < dp; ++d) {
       WorkerInput& w = in.workers[r * dp + d];
       w.devices = worker_devices(r, d);
       const cost::StageContext wctx = cost::make_stage_context(m, c, s1, w.devices, opt.cost);
+      const cost::StageLayerSums own = cost::sum_stage_layers(
+          m, s1, bounds, r, true,
+          [&](int li, model::Recompute mode) { return cost::layer_stage_cost(m, m.layers[li], wctx, mode); });
       w.chunks.resize(v);
-      std::size_t layer_index = 0;
       for (int c_local = 0; c_local < v; ++c_local) {
-        const int g = c_local * p + r;
+        const cost::ChunkSums& x = own.chunks[c_local];
         ChunkWork& cw = w.chunks[c_local];
-        for (int li = bounds[g]; li < bounds[g + 1]; ++li, ++layer_index) {
-          const auto lc = cost::layer_stage_cost(m, m.layers[li], wctx, modes[layer_index]);
-          cw.fwd_s += lc.fwd_compute_s;
-          cw.bwd_s += lc.bwd_compute_s - lc.recompute_s;
-          cw.recompute_s += lc.recompute_s;
-          cw.tp_fwd_s += lc.tp_comm_fwd_s;
-          cw.tp_bwd_s += lc.tp_comm_bwd_s;
-        }
-        cw.act_bytes = act[c_local];
-        cw.recompute_bytes = cw.recompute_s > 0 ? recompute_bytes[c_local] : 0.0;
+        cw.fwd_s = x.fwd_compute_s;
+        cw.bwd_s = x.bwd_compute_s - x.recompute_s;
+        cw.recompute_s = x.recompute_s;
+        cw.tp_fwd_s = x.tp_comm_fwd_s;
+        cw.tp_bwd_s = x.tp_comm_bwd_s;
+        // Stored and re-materialised bytes per device come from the stage's (dp-sharded) view, as in the estimate.
+        cw.act_bytes = stage.chunks[c_local].activation_bytes;
+        cw.recompute_bytes = stage.chunks[c_local].max_recomputed_bytes;
       }
+      // Everything of stage_memory but the activations (per micro-batch, tracked by the simulator), the recompute
+      // re-materialisation (per backward) and the extra weight versions (per stash).
       w.weight_bytes = one_version;
       w.static_bytes = one_version + mb.gradients_bytes + mb.optimizer_bytes + mb.buffers_bytes + mb.workspace_bytes;
       w.optimizer_s = optimizer_s;
     }
-    // Data-parallel traffic per chunk and tp rank.
+    // Data-parallel traffic per chunk and tp rank, in the cost model's bucket partition.
     StageSync& ss = in.sync[r];
     ss.grad_buckets.assign(v, {});
     ss.param_gather.assign(v, {});
     ss.zero3_gather.assign(v, {});
     if (dp > 1) {
       for (int c_local = 0; c_local < v; ++c_local) {
-        const double bytes = params[c_local] * k.grad_comm_bytes_per_param;
-        if (bytes <= 0) continue;
-        const int buckets = std::clamp(static_cast<int>(std::ceil(bytes / std::max(1.0, opt.bucket_bytes))), 1, 16);
-        ss.grad_buckets[c_local].assign(buckets, {});
+        const double bytes = stage.chunks[c_local].params_per_device * k.grad_comm_bytes_per_param;
+        const cost::BucketPartition buckets = cost::dp_bucket_partition(bytes, k);
+        if (buckets.count == 0) continue;
+        ss.grad_buckets[c_local].assign(buckets.count, {});
         for (int j = 0; j < tp; ++j) {
           std::vector<int> group;
           for (int d = 0; d < dp; ++d) group.push_back(s.device(r, d, j));
           const auto reduce = s.zero_stage == 0 ? cost::Collective::allreduce : cost::Collective::reduce_scatter;
-          const Flow bucket = collective_flow(reduce, c, links, group, bytes / buckets, co);
+          const Flow bucket = collective_flow(reduce, c, links, group, buckets.bytes_per_bucket, co);
           for (auto& b : ss.grad_buckets[c_local]) b.push_back(bucket);
           const Flow gather = collective_flow(cost::Collective::allgather, c, links, group, bytes, co);
           if (s.zero_stage == 1 || s.zero_stage == 2) ss.param_gather[c_local].push_back(gather);
@@ -234,6 +222,24 @@ Simulation simulate(const model::Model& m, const hw::Cluster& c, const cost::Str
   out.input = pipeline_from_cost(m, c, s, opt);
   out.result = simulate_pipeline(out.input, sim_opt);
   out.estimate = cost::estimate(m, c, s, opt.cost);
+  const cost::CostConstants& k = opt.cost.constants ? *opt.cost.constants : cost::builtin_constants();
+  out.memory.resize(out.input.workers.size());
+  for (std::size_t w = 0; w < out.memory.size(); ++w) {
+    WorkerMemory& wm = out.memory[w];
+    wm.capacity_bytes = std::numeric_limits<double>::infinity();
+    for (int d : out.input.workers[w].devices) wm.capacity_bytes = std::min(wm.capacity_bytes, c.gpu_of(d).memory_bytes);
+    wm.usable_bytes = cost::usable_memory_bytes(wm.capacity_bytes, opt.cost.memory_headroom, k);
+    const double peak = out.result.workers[w].peak_memory_bytes;
+    wm.fits = peak <= wm.usable_bytes;
+    if (!wm.fits && out.fits) {
+      out.fits = false;
+      out.not_fit_reason = fmt::format("stage {} (dp rank {}) peaks at {} per device but its devices have {} ({} after "
+                                       "the headroom)",
+                                       static_cast<int>(w) / std::max(1, s.dp), static_cast<int>(w) % std::max(1, s.dp),
+                                       core::format_bytes(peak), core::format_bytes(wm.capacity_bytes),
+                                       core::format_bytes(wm.usable_bytes));
+    }
+  }
   return out;
 }
 

@@ -41,19 +41,23 @@ TEST(CostEstimate, TensorParallelBytesPerLayer) {
 }
 
 TEST(CostEstimate, PtdpFlopsAndParameterFormulas) {
+  // The one FLOPs source is the per-layer formula (model::layer_cost summed by the model); for a GPT its sums
+  // must be the PTD-P / Korthikanti closed forms.
   const auto m = model::zoo_model("gpt3-175b");
   const double l = 96, h = 12288, s = 2048, V = 51200;
   // Narayanan et al. 2021 eq. 3 per sample (B = 1).
-  EXPECT_NEAR(ptdp_flops_per_sample(m, 2048) / (96 * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h))), 1.0,
-              1e-12);
+  EXPECT_NEAR(model::ptdp_flops_per_sample(m) / (96 * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h))), 1.0,
+              1e-9);
   // Model FLOPs for MFU drop the recompute forward: blocks 72·s·h²(1 + s/6h) per layer, logits 6·s·h·V.
-  EXPECT_NEAR(model_flops_per_sample(m, 2048) / (72 * s * l * h * h * (1 + s / (6 * h)) + 6 * s * h * V), 1.0, 1e-12);
+  EXPECT_NEAR(model::train_flops_per_sample(m) / (72 * s * l * h * h * (1 + s / (6 * h)) + 6 * s * h * V), 1.0,
+              1e-9);
   // Parameters P = 12·l·h²·(1 + 13/(12h) + (V + s)/(12·l·h)) (PTD-P §5.1).
   EXPECT_NEAR(model::total_params(m) / (12 * l * h * h * (1 + 13 / (12 * h) + (V + s) / (12 * l * h))), 1.0, 1e-3);
-  // The general count for a non-GPT model: 3 × forward FLOPs.
+  // Any model: the PTD-P count adds exactly one forward of every block to the training FLOPs.
   const auto llama = model::zoo_model("llama2-7b");
-  EXPECT_NEAR(model_flops_per_sample(llama, 4096) / (3.0 * model::train_flops_per_token(llama) * 4096 / 3.0), 1.0,
-              1e-9);
+  const double block_fwd = model::layer_cost(llama.layers[1], model::LayerQuery{}).fwd_flops;
+  EXPECT_NEAR(model::ptdp_flops_per_sample(llama) - model::train_flops_per_sample(llama),
+              llama.num_blocks() * block_fwd, 1e-6 * block_fwd);
 }
 
 TEST(CostEstimate, MemoryOfAKnownConfigurationByHand) {
@@ -126,7 +130,7 @@ TEST(CostEstimate, OutputsAreConsistent) {
   EXPECT_NEAR(e.samples_per_s * e.iteration_time_s, 64, 1e-9);
   EXPECT_NEAR(e.tokens_per_s, e.samples_per_s * 2048, 1e-6);
   // tflops_per_gpu uses the PTD-P count (recompute forward included); MFU the model FLOPs without it.
-  EXPECT_NEAR(e.tflops_per_gpu * 1e12 / 312e12 * model_flops_per_sample(m, 2048) / ptdp_flops_per_sample(m, 2048),
+  EXPECT_NEAR(e.tflops_per_gpu * 1e12 / 312e12 * model::train_flops_per_sample(m) / model::ptdp_flops_per_sample(m),
               e.mfu, 1e-9);
   EXPECT_GT(e.mfu, 0.3);
   EXPECT_LT(e.mfu, 0.8);

@@ -49,12 +49,14 @@ struct CostConstants {
   double grad_comm_bytes_per_param = 2;
   // Optimizer step: bytes of memory traffic per parameter (read w, g, m, v, master; write w, m, v, master).
   double optimizer_traffic_bytes_per_param = 32;
-  // Memory allowance per device: fixed workspace (CUDA context, cuBLAS workspace) + fragmentation fraction of
-  // everything else.
+  // Memory per device: a fixed workspace (CUDA context, cuBLAS/NCCL workspaces) counted in every stage's memory,
+  // and the share of each device's capacity kept free by default for allocator fragmentation (the default
+  // --memory-headroom, cost/memory.hpp).
   double workspace_bytes = 1.5e9;
   double fragmentation_fraction = 0.05;
   // DP gradient buckets (bytes of the reduced message) released as the backward runs, at most dp_max_buckets
-  // per stage (the simulator's sim::CostSimOptions::bucket_bytes default and its cap of 16).
+  // (cost::dp_bucket_partition; the estimate and the simulator both use it; `simulate --bucket-mb` overrides
+  // the size).
   double dp_bucket_bytes = 50e6;
   double dp_max_buckets = 16;
 

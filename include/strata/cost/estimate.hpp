@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "strata/cost/host.hpp"
+#include "strata/cost/memory.hpp"
 #include "strata/cost/strategy.hpp"
 #include "strata/hw/cluster.hpp"
 #include "strata/model/model.hpp"
@@ -16,11 +17,16 @@ namespace strata::cost {
 struct Profile;           // measured per-layer times (cost/profile.hpp), optional
 struct CostConstants;     // fitted efficiencies/overheads (cost/constants.hpp, data/cost_constants.json)
 
+// Peak memory of one device (cost/memory.hpp, docs/cost-model.md §Memory).
 struct MemoryBreakdown {
   double weights_bytes = 0, gradients_bytes = 0, optimizer_bytes = 0;
-  double activations_bytes = 0, buffers_bytes = 0, workspace_bytes = 0;
+  double activations_bytes = 0;        // stored activations × micro-batches in flight
+  double buffers_bytes = 0;            // ZeRO-3 gather buffers
+  double recompute_bytes = 0;          // one layer's activations re-materialised by its recompute
+  double workspace_bytes = 0;          // CUDA context, cuBLAS/NCCL workspaces
   double total_bytes() const {
-    return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes + buffers_bytes + workspace_bytes;
+    return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes + buffers_bytes + recompute_bytes +
+           workspace_bytes;
   }
 };
 
@@ -43,7 +49,8 @@ struct StageEstimate {
   MemoryBreakdown memory;              // per device of this stage (the peak one)
   double memory_bytes = 0;             // memory.total_bytes()
   double memory_capacity_bytes = 0;    // the device's capacity
-  bool fits = true;
+  double memory_usable_bytes = 0;      // capacity − headroom (CostOptions::memory_headroom)
+  bool fits = true;                    // memory_bytes ≤ memory_usable_bytes
 };
 
 struct Estimate {
@@ -62,22 +69,15 @@ struct Estimate {
 struct CostOptions {
   const Profile* profile = nullptr;          // overrides the roofline when given
   const CostConstants* constants = nullptr;  // nullptr = the built-in fitted constants
+  MemoryHeadroom memory_headroom;            // memory kept free per device (default: cost/memory.hpp)
+  // model::sample_flops(m) of the estimated model when the caller already has it (the planner estimates one
+  // model thousands of times); nullptr = computed by estimate().
+  const model::SampleFlops* sample_flops = nullptr;
 };
 
 // Estimates one complete, valid strategy (see complete_strategy). Deterministic and allocation-light.
 Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s, const CostOptions& opt = {});
 
 nlohmann::ordered_json to_json(const Estimate& e);
-
-// FLOPs of one training sample at sequence length `seq`, in the PTD-P convention used for `tflops_per_gpu`
-// (the and the thesis' tables): GPT-like chains (embedding → identical GELU MHA blocks, ffn = 4h → head)
-//   F/B = 96·s·l·h²·(1 + s/(6h) + V/(16·l·h))                       (Narayanan et al. 2021, eq. 3)
-// which counts the recompute forward of every block (4 × forward) and the logits 3 ×; otherwise
-// model_flops_per_sample (3 × forward).
-double ptdp_flops_per_sample(const model::Model& m, std::int64_t seq);
-// Model FLOPs of one training sample (forward + backward, NO recompute): the numerator of MFU (Korthikanti et al.
-// 2022 §6, PaLM's definition). GPT-like: 72·s·l·h²·(1 + s/(6h) + V/(12·l·h)) (eq. 3 without the recompute
-// forward); otherwise Σ over layers of 3·forward FLOPs (= 6·N·tokens + attention for transformers).
-double model_flops_per_sample(const model::Model& m, std::int64_t seq);
 
 }  // namespace strata::cost

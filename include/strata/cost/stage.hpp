@@ -10,12 +10,14 @@
 //   iteration         T   = iteration_time(schedule, m, v, t, e, sync), sync_i = dp_sync_exposed_time_i
 //                           + optimizer_step_time_i  (= pipeline_time + max_i sync_i except PipeDream)
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <vector>
 
 #include "strata/cost/estimate.hpp"
+#include "strata/cost/memory.hpp"
 #include "strata/cost/strategy.hpp"
 #include "strata/hw/cluster.hpp"
 #include "strata/model/layer.hpp"
@@ -39,6 +41,7 @@ struct LayerStageCost {
   double grad_bytes = 0;             //   of which gradients
   double optimizer_bytes = 0;        //   of which optimizer states
   double activation_bytes = 0;       // stored per in-flight micro-batch per device (Korthikanti, by recompute/sp)
+  double recomputed_bytes = 0;       // re-materialised by the layer's recompute during its backward (transient)
   double output_bytes = 0;           // activation sent to the next layer (the p2p message), whole tensor (not /tp)
   double params_per_device = 0;      // parameters held per device before ZeRO sharding (for DP grad sync bytes)
   double flops_fwd = 0;              // model FLOPs of the forward on one device (no recompute)
@@ -56,7 +59,8 @@ struct StageSums {
   double params_per_device = 0;
   double shared_static_bytes = 0;    // counted only when the stage does not hold the embedding itself
   double max_unsharded_weight_bytes = 0;
-  bool holds_embedding = false;
+  double max_recomputed_bytes = 0;   // the largest recomputed_bytes of the stage's layers
+  bool holds_embedding = false;      // model::is_embedding of one of its layers
   void add(const LayerStageCost& l, bool is_embedding);
 };
 
@@ -75,6 +79,7 @@ struct StageContext {
   double peak_flops = 0;              // of that GPU for strategy.dtype
   double memory_bw_bytes_per_s = 0;
   double memory_capacity_bytes = 0;   // the smallest capacity among the stage's devices
+  double memory_usable_bytes = 0;     // of which a stage may use (capacity − CostOptions::memory_headroom)
   double tp_allreduce_s_per_byte = 0; // time per byte of a tp all-reduce (β part), worst tp group
   double tp_allreduce_latency_s = 0;  // α part of one tp all-reduce
   double tp_rs_s_per_byte = 0;        // reduce-scatter (= all-gather) per byte with sequence parallelism
@@ -103,6 +108,63 @@ std::vector<LayerStageCost> layer_stage_costs(const model::Model& m, const hw::C
 // when strategy.recompute_layers is given, strategy.recompute for the first recompute_layers[stage] such
 // layers of the stage and none for the rest (Megatron --recompute-method block).
 model::Recompute layer_recompute_mode(const Strategy& s, int stage, int index_in_stage);
+
+// ---- the per-stage layer loop ---------------------------------------------------------------------------------
+// Sums of one local chunk of a stage (global chunk c·p + stage), per micro-batch: what the simulator schedules.
+struct ChunkSums {
+  double fwd_compute_s = 0, bwd_compute_s = 0;  // bwd_compute_s includes recompute_s
+  double recompute_s = 0;
+  double tp_comm_fwd_s = 0, tp_comm_bwd_s = 0, zero3_comm_s = 0;
+  double activation_bytes = 0;         // stored per micro-batch
+  double max_recomputed_bytes = 0;     // the largest re-materialisation of one of its layers
+  double params_per_device = 0;        // for its DP gradient buckets
+  double output_bytes = 0;             // the chunk's last layer's output (its p2p message)
+};
+struct StageLayerSums {
+  StageSums sums;                      // the whole stage: time per micro-batch and stage_memory's input
+  double compute_s = 0;                // Σ fwd_compute_s + bwd_compute_s
+  double tp_comm_s = 0;                // Σ exposed TP (+ ZeRO-3) communication
+  double zero3_busy_s = 0;             // Σ ZeRO-3 gather/reduce-scatter link time per micro-batch (cost/zero)
+  double first_chunk_output_bytes = 0; // output of the first chunk's last layer (the stage's p2p message)
+  std::vector<ChunkSums> chunks;       // [local chunk], filled only when asked for
+};
+// The one loop over a stage's layers (estimate, the planner and the simulator call it): chunk by chunk, each
+// layer takes its recompute mode (layer_recompute_mode for blocks, strategy.recompute otherwise), its
+// LayerStageCost from `cost_of(layer_index, mode)` (layer_stage_cost or a caller's cache of it; a reference or
+// a value), and is added up. `bounds` = chunk_boundaries(s).
+template <class CostOf>
+StageLayerSums sum_stage_layers(const model::Model& m, const Strategy& s, std::span<const int> bounds, int stage,
+                                bool want_chunks, CostOf&& cost_of) {
+  StageLayerSums out;
+  const int p = s.pp, chunks = static_cast<int>(bounds.size()) - 1;
+  if (want_chunks) out.chunks.resize(static_cast<std::size_t>(std::max(0, (chunks - stage + p - 1) / p)));
+  int block_index = 0;
+  for (int ch = stage, local = 0; ch < chunks; ch += p, ++local) {
+    for (int li = bounds[ch]; li < bounds[ch + 1]; ++li) {
+      const model::LayerSpec& layer = m.layers[li];
+      const model::Recompute mode = is_block(layer.kind) ? layer_recompute_mode(s, stage, block_index++) : s.recompute;
+      const LayerStageCost& lc = cost_of(li, mode);
+      out.sums.add(lc, model::is_embedding(layer.kind));
+      out.compute_s += lc.fwd_compute_s + lc.bwd_compute_s;
+      out.tp_comm_s += lc.tp_comm_fwd_s + lc.tp_comm_bwd_s + lc.zero3_comm_s;
+      out.zero3_busy_s += lc.zero3_busy_s;
+      if (local == 0) out.first_chunk_output_bytes = lc.output_bytes;
+      if (!want_chunks) continue;
+      ChunkSums& c = out.chunks[local];
+      c.fwd_compute_s += lc.fwd_compute_s;
+      c.bwd_compute_s += lc.bwd_compute_s;
+      c.recompute_s += lc.recompute_s;
+      c.tp_comm_fwd_s += lc.tp_comm_fwd_s;
+      c.tp_comm_bwd_s += lc.tp_comm_bwd_s;
+      c.zero3_comm_s += lc.zero3_comm_s;
+      c.activation_bytes += lc.activation_bytes;
+      c.max_recomputed_bytes = std::max(c.max_recomputed_bytes, lc.recomputed_bytes);
+      c.params_per_device += lc.params_per_device;
+      c.output_bytes = lc.output_bytes;
+    }
+  }
+  return out;
+}
 
 // Pipeline p2p time e_i for one micro-batch: activation forward + its gradient backward between two adjacent
 // stages. Each (dp, tp) rank sends to its counterpart; across nodes with tp > 1 the message is split /tp
@@ -151,11 +213,20 @@ double in_flight_micro_batches(Schedule sched, int p, int stage, std::int64_t m,
 int weight_versions(Schedule sched, int p, int stage);
 
 // ---- per-stage terms that are not per-layer ------------------------------------------------------------------
-// Memory per device of stage `stage` (0-based) from its layer sums (docs/cost-model.md §Memory):
+// Memory per device of stage `stage` (0-based) from its layer sums (cost/memory.cpp, docs/cost-model.md §Memory):
 //   weights × weight_versions + grads + optimizer (+ tied-head copy) ; activations × in_flight_micro_batches;
 //   buffers = ZeRO-3 gather buffers (2 × the largest layer's unsharded weights);
-//   workspace = workspace_bytes + fragmentation_fraction × (everything else).
+//   recompute = the largest layer's re-materialised activations (max_recomputed_bytes);
+//   workspace = workspace_bytes. It fits when ≤ ctx.memory_usable_bytes (capacity − headroom).
 MemoryBreakdown stage_memory(const StageContext& ctx, int stage, const StageSums& sums);
+// DP gradient buckets (PyTorch DDP / Megatron bucketing): `grad_bytes` of gradients in
+//   count = clamp(⌈grad_bytes / dp_bucket_bytes⌉, 1, dp_max_buckets) equal buckets of grad_bytes / count.
+// The one bucket model: dp_sync_exposed_time and the simulator (per chunk) both use it.
+struct BucketPartition {
+  int count = 0;                       // 0 when there is nothing to reduce
+  double bytes_per_bucket = 0;
+};
+BucketPartition dp_bucket_partition(double grad_bytes, const CostConstants& k);
 // Exposed data-parallel gradient synchronisation of a stage per sync: gradients of `grad_params` parameters are
 // all-reduced (ZeRO 0) or reduce-scattered (ZeRO 1/2) over each dp group in buckets of dp_bucket_bytes (at most
 // dp_max_buckets) released as the last micro-batch's backward `overlap_window_s` runs, with the contention slowdown

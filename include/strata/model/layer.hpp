@@ -33,6 +33,9 @@ enum class LayerKind {
   generic           // numbers given directly in JSON
 };
 std::string_view to_string(LayerKind k);
+// Embedding-type layers (token embedding, patch embedding): the one test of "is this an embedding layer" (a
+// pipeline stage holding one owns the tied LM head's matrix; Megatron's split puts them on the first stage).
+constexpr bool is_embedding(LayerKind k) { return k == LayerKind::embedding || k == LayerKind::patch_embedding; }
 LayerKind parse_layer_kind(std::string_view text, const std::string& where);  // InputError lists valid kinds
 
 enum class Activation { gelu, swiglu, relu };
@@ -124,6 +127,8 @@ struct LayerCost {
   double fwd_elementwise_bytes = 0;      // memory traffic of non-GEMM ops (norms, softmax, activations), one rank
   double act_boundary_bytes = 0;         // stored layer input, one tp rank
   double act_intermediate_bytes = 0;     // other stored activations, one tp rank, under the recompute mode
+  double act_recomputed_bytes = 0;       // activations the recompute mode drops and the backward re-materialises
+                                         //   (held from the layer's recompute to the end of its backward)
   double output_bytes = 0;               // activation handed to the next layer/stage (b·s·h·bytes), not /tp
   int tp_allreduces_fwd = 0;             // all-reduces (or RS+AG pairs with sp) of tp_message_bytes in forward
   int tp_allreduces_bwd = 0;             // ... and in backward (excluding recompute)

@@ -60,8 +60,23 @@ Model with_seq(const Model& m, std::int64_t seq);
 
 // Total parameters (tied embeddings counted once).
 double total_params(const Model& m);
-// Training FLOPs per token (forward + backward, no recompute) at the model's seq.
+// The model FLOP counts, all sums of layer_cost (the one FLOPs source; cost::estimate's MFU and TFLOP/s and
+// `strata describe` read these):
+// Training FLOPs of one sample (forward + backward, no recompute) at the model's seq: the MFU numerator
+// (Korthikanti et al. 2022 §6, PaLM). For a GPT it equals 72·s·l·h²·(1 + s/(6h) + V/(12·l·h)).
+double train_flops_per_sample(const Model& m);
+// The same per token (÷ seq; per sample when seq is 0).
 double train_flops_per_token(const Model& m);
+// The PTD-P convention (Narayanan et al. 2021, eq. 3) used for TFLOP/s per GPU: train_flops_per_sample plus one
+// more forward of every transformer-type block (the recompute forward, whether or not a strategy recomputes).
+// For a GPT it equals 96·s·l·h²·(1 + s/(6h) + V/(16·l·h)).
+double ptdp_flops_per_sample(const Model& m);
+// Both in one pass (one layer_cost per run of identical layers).
+struct SampleFlops {
+  double train = 0;   // train_flops_per_sample
+  double ptdp = 0;    // ptdp_flops_per_sample
+};
+SampleFlops sample_flops(const Model& m);
 
 // Empty when every layer of the model can be split over `tp` tensor-parallel ranks, else the first reason.
 std::string tensor_parallel_problem(const Model& m, int tp);

@@ -1,8 +1,9 @@
 // sim/from_cost: fills the simulator's abstract inputs for a (model, cluster, complete strategy) from the cost
-// model's building blocks — per-layer compute and TP times (cost::layer_stage_cost, on each worker's own GPUs),
-// memory (cost::stage_memory), optimizer step, and every transfer's duration alone from cost/comm — and builds
-// the link resources (per-GPU intra-node ports, NICs; one direction each) the flows share. No formula is
-// repeated here: the simulator only decides *when* things run and *who shares a link*.
+// model's building blocks — per-chunk compute and TP times (cost::sum_stage_layers over layer_stage_cost, on each
+// worker's own GPUs), memory (cost::stage_memory), DP buckets (cost::dp_bucket_partition), optimizer step, and
+// every transfer's duration alone from cost/comm — and builds the link resources (per-GPU intra-node ports, NICs;
+// one direction each) the flows share. No formula is repeated here: the simulator only decides *when* things
+// run and *who shares a link*.
 #pragma once
 #include <string>
 #include <vector>
@@ -17,9 +18,9 @@ namespace strata::sim {
 
 struct CostSimOptions {
   int iterations = 0;               // 0 = default: 1 for flush schedules, 4 for pipedream / 2bw (steady state)
-  double bucket_bytes = 50e6;       // DP gradient bucket size (bytes of the reduced message), ≤ 16 per chunk
   double overlap_slowdown = 0;      // 0 = the cost model's fitted constant (Galvatron ≈ 1.3); ≥ 1 otherwise
-  cost::CostOptions cost;           // profile / constants handed to the cost model
+  cost::CostOptions cost;           // profile / constants / memory headroom handed to the cost model; the DP
+                                    // buckets are the constants' (cost::dp_bucket_partition, per chunk here)
 };
 
 // Default iteration count for a schedule (see CostSimOptions::iterations).
@@ -29,10 +30,20 @@ int default_iterations(cost::Schedule s);
 PipelineInput pipeline_from_cost(const model::Model& m, const hw::Cluster& c, const cost::Strategy& s,
                                  const CostSimOptions& opt = {});
 
+// A worker's simulated peak against its devices' memory (the smallest of its tp group).
+struct WorkerMemory {
+  double capacity_bytes = 0;
+  double usable_bytes = 0;          // capacity − headroom (cost::usable_memory_bytes, as the estimate's "fits")
+  bool fits = true;                 // result.workers[w].peak_memory_bytes ≤ usable_bytes
+};
+
 struct Simulation {
   PipelineInput input;
   SimResult result;
   cost::Estimate estimate;          // the analytical model on the same strategy, for comparison
+  std::vector<WorkerMemory> memory; // [worker]
+  bool fits = true;                 // every worker fits
+  std::string not_fit_reason;       // the first worker that does not (empty when all fit)
 };
 
 Simulation simulate(const model::Model& m, const hw::Cluster& c, const cost::Strategy& s,

@@ -1,0 +1,32 @@
+// cost/memory: the one memory model of a device — what a stage's device holds at its peak (stage_memory, declared
+// in stage.hpp next to the sums it reads, defined in src/cost/memory.cpp) and how much of the device's memory a
+// plan may use (capacity − headroom). estimate(), the planner's split DP and the simulator all call these, so
+// "fits" means the same everywhere (docs/cost-model.md §Memory).
+#pragma once
+#include <string>
+#include <string_view>
+
+namespace strata::cost {
+
+struct CostConstants;
+
+// Memory kept free on every device: an absolute reserve or a share of the device's capacity. The default
+// (neither given) is the constants' `fragmentation_fraction` of the capacity (5 %: the caching allocator's
+// fragmentation and the allocations no formula sees; docs/cost-model.md §Memory).
+struct MemoryHeadroom {
+  double bytes = -1;        // ≥ 0: this many bytes; < 0: not given
+  double fraction = -1;     // in [0, 1): this share of the capacity; < 0: not given
+};
+
+// Parses `--memory-headroom`: "GIB" (binary gigabytes, e.g. "4" or "2.5") or "PCT%" (of each device's capacity,
+// e.g. "10%"). InputError naming `flag` on anything else, a negative or non-finite value, or a share ≥ 100 %.
+MemoryHeadroom parse_memory_headroom(std::string_view text, const std::string& flag);
+
+// Headroom in bytes on a device of `capacity_bytes` (the default when `h` gives neither).
+double memory_headroom_bytes(double capacity_bytes, const MemoryHeadroom& h, const CostConstants& k);
+// What a plan may use on that device: max(0, capacity − headroom). A stage fits when its memory ≤ this.
+double usable_memory_bytes(double capacity_bytes, const MemoryHeadroom& h, const CostConstants& k);
+// The headroom as the CLI prints it: "4 GiB" or "5%" (default marked "(default)").
+std::string describe_headroom(const MemoryHeadroom& h, const CostConstants& k);
+
+}  // namespace strata::cost
