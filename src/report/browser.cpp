@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
@@ -54,7 +55,9 @@ std::string run_browser(const std::string& browser, const std::string& args, int
   const int status = pclose(pipe);
   std::error_code ec;
   std::filesystem::remove_all(profile, ec);
-  if (status != 0) throw std::runtime_error(fmt::format("browser: {} exited with status {}", browser, status));
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (code == 124) throw std::runtime_error(fmt::format("browser: {} timed out after {} s", browser, timeout_s));
+  if (code != 0) throw std::runtime_error(fmt::format("browser: {} exited with status {}", browser, code));
   return out;
 }
 
