@@ -25,8 +25,9 @@ timeout 120 "$BROWSER" "${flags[@]}" --window-size=1300,2400 --screenshot="$DIR/
   >/dev/null 2>&1
 t5=$(now)
 render_ms=$(grep -o 'data-render-ms="[0-9]*"' "$DIR/dom.html" | grep -o '[0-9]*' || echo "?")
-rows=$(grep -o 'class="gantt-row"' "$DIR/dom.html" | wc -l)
-boxes=$(grep -o 'class="t ' "$DIR/dom.html" | wc -l)
+sed -n '1,/<script type="application\/json"/p' "$DIR/dom.html" > "$DIR/drawn.html"  # drawn elements only
+rows=$(grep -o 'class="gantt-row"' "$DIR/drawn.html" | wc -l)
+boxes=$(grep -o 'class="t ' "$DIR/drawn.html" | wc -l)
 echo "plan (gpt3-175b, dgx-a100:128 = 1024 GPUs, gbs 1536, 2 threads): $(echo "$t1 - $t0" | bc) s"
 echo "report generation (simulation + sensitivity + HTML):            $(echo "$t2 - $t1" | bc) s"
 echo "report size:                                                    $bytes bytes ($(echo "scale=2; $bytes / 1048576" | bc) MiB)"

@@ -9,6 +9,8 @@ namespace {
 constexpr std::string_view kScript = R"JS(
 "use strict";
 const D = JSON.parse(document.getElementById("report-data").textContent);
+// Task starts are stored as differences to the previous task's start: add them up once.
+for (const w of D.timeline.workers) for (const a of [w.compute, w.comm]) for (let k = 0, t = 0; k < a.length; k += 5) a[k] = t += a[k];
 const $ = (id) => document.getElementById(id);
 const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;"}[c]));
 function fmtS(s) {
@@ -164,7 +166,7 @@ function setupGantt() {
   const note = T.rows === "device" ? "one row per GPU (the GPUs of a tp group run in lockstep)"
     : "one row per pipeline stage (" + D.summary.devices + " GPUs: choose the data-parallel replica)";
   $("gantt-note").textContent = note + "; simulated iteration " + T.iteration_time_text + ", mean bubble " +
-    (100 * T.bubble_fraction).toFixed(1) + " %. Thin lane under each row: sends and DP collectives. Ctrl+wheel or the buttons zoom; hover a box for its op.";
+    (100 * T.bubble_fraction).toFixed(1) + " %. " + (T.comm_lane ? "Thin lane under each row: sends and DP collectives." : "Communication streams left out (too many tasks for one page).") + " Ctrl+wheel or the buttons zoom; hover a box for its op.";
 }
 )JS"
                                       R"JS(

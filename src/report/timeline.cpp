@@ -23,20 +23,31 @@ double tick_length_s(double makespan_s) {
 
 long long ticks(double s, double tick) { return std::llround(s / tick); }
 
-// Worker's tasks as flat [start, duration, tag, micro, chunk] groups: the compute stream, and its communication
-// streams (sends; DP collectives of tp rank 0 — the other tp ranks' run alongside).
-void worker_tasks(const sim::SimResult& r, int w, double tick, OJson& compute, OJson& comm) {
+// Streams drawn for a worker: its compute stream, and (with_comm) its sends and the DP collectives of tp rank 0
+// (the other tp ranks' run alongside).
+bool drawn(const sim::SimResult& r, int s, int w, bool with_comm) {
+  if (r.stream_worker[s] != w) return false;
+  const auto role = r.stream_role[s];
+  if (role == sim::StreamRole::compute) return true;
+  return with_comm && !(role == sim::StreamRole::dp && r.stream_tp[s] > 0);
+}
+
+// Worker's tasks as flat [start, duration, tag, micro, chunk] groups, the start as the difference to the previous
+// group's start (small numbers: the page is a third of the size; the script adds them up).
+void worker_tasks(const sim::SimResult& r, int w, double tick, bool with_comm, OJson& compute, OJson& comm) {
   const auto& g = r.graph;
+  long long prev_compute = 0, prev_comm = 0;
   for (int s = 0; s < g.num_streams(); ++s) {
-    if (r.stream_worker[s] != w) continue;
-    const auto role = r.stream_role[s];
-    if (role == sim::StreamRole::dp && r.stream_tp[s] > 0) continue;
-    OJson& out = role == sim::StreamRole::compute ? compute : comm;
+    if (!drawn(r, s, w, with_comm)) continue;
+    const bool is_compute = r.stream_role[s] == sim::StreamRole::compute;
+    OJson& out = is_compute ? compute : comm;
+    long long& prev = is_compute ? prev_compute : prev_comm;
     for (int i = g.stream_begin[s]; i < g.stream_begin[s + 1]; ++i) {
       const int t = g.stream_tasks[i];
       const long long b = ticks(r.engine.start_s[t], tick), e = ticks(r.engine.end_s[t], tick);
       const auto& info = r.info[t];
-      out.push_back(b);
+      out.push_back(b - prev);
+      prev = b;
       out.push_back(e - b);
       out.push_back(static_cast<int>(info.tag));
       out.push_back(info.micro);
@@ -132,14 +143,29 @@ OJson timeline_section(const PlanView& pv, const model::Model& m, const hw::Clus
   for (int t = 0; t <= static_cast<int>(sim::TaskTag::zero3_gather); ++t)
     tags.push_back(std::string(sim::to_string(static_cast<sim::TaskTag>(t))));
   j["tags"] = tags;
-  // Whole timeline when small enough; otherwise dp replica 0 of each stage (replicas run the same schedule).
-  const bool all = r.tasks <= opt.max_timeline_tasks;
+  // Whole timeline when small enough; otherwise dp replica 0 of each stage (replicas run the same schedule);
+  // when even that is too much, its compute streams only.
+  std::vector<std::int64_t> compute_tasks(in.workers.size(), 0), comm_tasks(in.workers.size(), 0);
+  for (int s = 0; s < r.graph.num_streams(); ++s) {
+    const int w = r.stream_worker[s];
+    if (w < 0 || !drawn(r, s, w, true)) continue;
+    (r.stream_role[s] == sim::StreamRole::compute ? compute_tasks : comm_tasks)[w] +=
+        r.graph.stream_begin[s + 1] - r.graph.stream_begin[s];
+  }
+  std::int64_t all_tasks = 0, first_replica = 0, first_replica_compute = 0;
+  for (std::size_t w = 0; w < in.workers.size(); ++w) {
+    all_tasks += compute_tasks[w] + comm_tasks[w];
+    if (w % in.dp == 0) first_replica += compute_tasks[w] + comm_tasks[w], first_replica_compute += compute_tasks[w];
+  }
+  const bool all = all_tasks <= opt.max_timeline_tasks;
+  const bool with_comm = all || first_replica <= opt.max_timeline_tasks;
   j["replicas_included"] = all ? in.dp : 1;
+  j["comm_lane"] = with_comm;
   OJson workers = OJson::array();
   for (int w = 0; w < static_cast<int>(in.workers.size()); ++w) {
     if (!all && w % in.dp != 0) continue;
     OJson wj, compute = OJson::array(), comm = OJson::array();
-    worker_tasks(r, w, tick, compute, comm);
+    worker_tasks(r, w, tick, with_comm, compute, comm);
     wj["worker"] = w;
     wj["stage"] = w / in.dp;
     wj["dp"] = w % in.dp;
@@ -150,7 +176,9 @@ OJson timeline_section(const PlanView& pv, const model::Model& m, const hw::Clus
     workers.push_back(wj);
   }
   j["workers"] = workers;
-  j["memory"] = memory_section(sim, in, tick, opt.max_memory_points);
+  // Memory samples: at most max_memory_points per stage and about 16 × that over all stages (deep pipelines).
+  j["memory"] = memory_section(sim, in, tick, std::min(opt.max_memory_points,
+                                                      std::max(200, 16 * opt.max_memory_points / std::max(1, in.p)))));
   double peak = 0;
   for (const auto& ws : r.workers) peak = std::max(peak, ws.peak_memory_bytes);
   j["peak_memory_bytes"] = peak;
