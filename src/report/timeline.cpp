@@ -178,7 +178,7 @@ OJson timeline_section(const PlanView& pv, const model::Model& m, const hw::Clus
   j["workers"] = workers;
   // Memory samples: at most max_memory_points per stage and about 16 × that over all stages (deep pipelines).
   j["memory"] = memory_section(sim, in, tick, std::min(opt.max_memory_points,
-                                                      std::max(200, 16 * opt.max_memory_points / std::max(1, in.p)))));
+                                                      std::max(200, 16 * opt.max_memory_points / std::max(1, in.p))));
   double peak = 0;
   for (const auto& ws : r.workers) peak = std::max(peak, ws.peak_memory_bytes);
   j["peak_memory_bytes"] = peak;
