@@ -61,7 +61,7 @@ function renderPlacement() {
   const cell = 26, gap = 3, pad = 6;
   const maxPer = Math.max(...P.nodes.map((n) => n[2]));
   const nodeW = pad * 2 + maxPer * (cell + gap) - gap, nodeH = cell + pad * 2 + 14;
-  const perRow = Math.max(1, Math.floor(1180 / (nodeW + 10)));
+  const perRow = Math.max(1, Math.floor(($("placement").clientWidth - 8) / (nodeW + 10)));
   const rows = Math.ceil(P.nodes.length / perRow);
   const W = perRow * (nodeW + 10), H = rows * (nodeH + 10);
   const colour = (d) => by === "type" ? TYPE_COLORS[d[0] % TYPE_COLORS.length]
@@ -103,7 +103,7 @@ function ganttRows() {
 }
 function renderGantt() {
   const T = D.timeline, rows = ganttRows(), labelW = 170, rowH = 24, top = 22;
-  const width = Math.round(1000 * G.zoom), scale = width / T.makespan_ticks;
+  const width = Math.round(Math.max(500, $("gantt").clientWidth - labelW - 14) * G.zoom), scale = width / T.makespan_ticks;
   const H = top + rows.length * rowH + 4;
   const out = ['<svg class="gantt" width="' + (labelW + width + 10) + '" height="' + H + '">'];
   // Time axis: ~10 ticks at round values.
@@ -172,7 +172,7 @@ function setupGantt() {
                                       R"JS(
 // ---- memory ---------------------------------------------------------------------------------------------------
 function renderMemory() {
-  const T = D.timeline, M = T.memory, W = 1000, H = 260, L = 60, top = 10;
+  const T = D.timeline, M = T.memory, L = 60, W = Math.max(500, $("memory-chart").clientWidth - L - 24), H = 260, top = 10;
   const maxB = Math.max(...M.map((s) => Math.max(s.capacity_bytes, s.peak_bytes))) * 1.05;
   const x = (t) => L + (t / T.makespan_ticks) * W, y = (b) => top + H - (b / maxB) * H;
   const out = ['<svg class="memchart" width="' + (L + W + 20) + '" height="' + (H + 40) + '">'];
@@ -186,25 +186,25 @@ function renderMemory() {
     '"/><text class="axis" x="' + (L + W - 150) + '" y="' + (y(c) - 4) + '">capacity ' + fmtB(c) + "</text>");
   M.forEach((s, i) => {
     const pts = [];
-    if (s.points.length / 2 <= W) {  // exact step curve
+    if (s.points.length / 2 <= W / 4) {  // exact step curve (at least 4 pixels per change on average)
       let last = null;
       for (let k = 0; k < s.points.length; k += 2) {
         if (last !== null) pts.push(x(s.points[k]).toFixed(1) + "," + y(last).toFixed(1));
         pts.push(x(s.points[k]).toFixed(1) + "," + y(s.points[k + 1]).toFixed(1));
         last = s.points[k + 1];
       }
-    } else {  // denser than the chart: the upper envelope, one value per pixel column (keeps the peak)
-      const top = new Array(W + 1).fill(-1), end = new Array(W + 1).fill(-1);
+    } else {  // denser than the chart: the upper envelope over 4-pixel columns (keeps the peak)
+      const C = Math.ceil(W / 4), top = new Array(C + 1).fill(-1), end = new Array(C + 1).fill(-1);
       for (let k = 0; k < s.points.length; k += 2) {
-        const c = Math.min(W, Math.max(0, Math.round(x(s.points[k]) - L)));
+        const c = Math.min(C, Math.max(0, Math.round((x(s.points[k]) - L) / 4)));
         top[c] = Math.max(top[c], s.points[k + 1]);
         end[c] = s.points[k + 1];
       }
       let carry = 0;
-      for (let c = 0; c <= W; c++) {
-        const v = top[c] < 0 ? carry : top[c];
+      for (let c = 0; c <= C; c++) {
+        const v = Math.max(carry, top[c]);  // the value held when the column starts counts too
         if (end[c] >= 0) carry = end[c];
-        pts.push((L + c) + "," + y(v).toFixed(1));
+        pts.push((L + 4 * c) + "," + y(v).toFixed(1));
       }
     }
     out.push('<polyline class="memline" data-stage="' + s.stage + '" stroke="' + hue(i, M.length) + '" points="' + pts.join(" ") +
@@ -225,7 +225,7 @@ function renderMemory() {
   t += "</table>";
   $("memory-chart").innerHTML = out.join("");
   $("memory-table").innerHTML = '<p>Highest peak: <b id="memory-peak" data-value="' + T.peak_memory_bytes + '">' +
-    esc(T.peak_memory_text) + "</b> (simulated; dots mark each stage's peak, dashed lines the capacity; a curve denser than the chart is drawn as its upper envelope).</p>" + t;
+    esc(T.peak_memory_text) + "</b> (simulated; dots mark each stage's peak, dashed lines the capacity; a curve denser than the chart is drawn as its upper envelope over 4-pixel columns).</p>" + t;
 }
 
 // ---- per-stage breakdown --------------------------------------------------------------------------------------
