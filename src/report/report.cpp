@@ -9,8 +9,10 @@
 
 namespace strata::report {
 
-nlohmann::ordered_json report_data(const nlohmann::json& plan, const std::string& origin, const model::Model& m,
-                                   const hw::Cluster& c, const ReportOptions& opt) {
+namespace {
+
+nlohmann::ordered_json build(const nlohmann::json& plan, const std::string& origin, const model::Model& m,
+                             const hw::Cluster& c, const ReportOptions& opt) {
   if (!plan.is_object()) throw core::InputError(origin + ": not a plan file (expected a JSON object)");
   if (!plan.contains("best") || !plan["best"].is_object() || !plan["best"].contains("strategy") ||
       !plan["best"].contains("estimate"))
@@ -32,6 +34,17 @@ nlohmann::ordered_json report_data(const nlohmann::json& plan, const std::string
   j["timeline"] = detail::timeline_section(pv, m, c, opt);
   j["why"] = detail::why_section(pv, m, c, opt);
   return j;
+}
+
+}  // namespace
+
+nlohmann::ordered_json report_data(const nlohmann::json& plan, const std::string& origin, const model::Model& m,
+                                   const hw::Cluster& c, const ReportOptions& opt) {
+  try {
+    return build(plan, origin, m, c, opt);
+  } catch (const nlohmann::json::exception& e) {  // a field of the wrong type or missing deeper down
+    throw core::InputError(fmt::format("{}: malformed plan file: {}", origin, e.what()));
+  }
 }
 
 }  // namespace strata::report

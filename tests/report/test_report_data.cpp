@@ -146,6 +146,9 @@ TEST(ReportData, BadPlanFilesAreInputErrors) {
   const auto other = hw::resolve_cluster("dgx-a100:4", hw::builtin_catalog());
   EXPECT_THROW(report::report_data(pc.plan, "p.json", pc.model, other), core::InputError);
   EXPECT_THROW(report::report_data(nlohmann::json::array(), "p.json", pc.model, pc.cluster), core::InputError);
+  nlohmann::json no_estimate = pc.plan;
+  no_estimate["candidates"][0].erase("estimate");
+  EXPECT_THROW(report::report_data(no_estimate, "p.json", pc.model, pc.cluster), core::InputError);
 }
 
 }  // namespace
