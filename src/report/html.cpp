@@ -86,7 +86,7 @@ constexpr std::string_view kBody = R"HTML(<main>
 <span class="key"><i class="bwd"></i>backward</span><span class="key"><i class="rec"></i>recompute</span>
 <span class="key"><i class="comm"></i>communication</span><span class="key"><i class="opt"></i>optimizer</span>
 <span class="key">white = bubble (idle)</span></span></div>
-<p class="note" id="gantt-note"></p>
+<p class="note"><span id="gantt-note"></span><span id="gantt-mode"></span></p>
 <div class="scroll" id="gantt"></div></section>
 <section id="memory"><h2>Memory over time per stage</h2><div class="scroll" id="memory-chart"></div>
 <div id="memory-table"></div></section>

@@ -101,10 +101,19 @@ function ganttRows() {
   }
   return rows;
 }
+// More boxes than this in view: boxes closer than a pixel are merged (coloured by the op taking most of their
+// time); zooming in (only the scrolled-to part and one screen each side is drawn) shows every op again.
+const DENSE_BOXES = 40000;
 function renderGantt() {
-  const T = D.timeline, rows = ganttRows(), labelW = 170, rowH = 24, top = 22;
-  const width = Math.round(Math.max(500, $("gantt").clientWidth - labelW - 14) * G.zoom), scale = width / T.makespan_ticks;
+  const T = D.timeline, rows = ganttRows(), labelW = 170, rowH = 24, top = 22, g = $("gantt");
+  const width = Math.round(Math.max(500, g.clientWidth - labelW - 14) * G.zoom), scale = width / T.makespan_ticks;
   const H = top + rows.length * rowH + 4;
+  const t0 = G.zoom > 1 ? (g.scrollLeft - labelW - g.clientWidth) / scale : -1;
+  const t1 = G.zoom > 1 ? (g.scrollLeft + 2 * g.clientWidth) / scale : Infinity;
+  let inView = 0;
+  for (const r of rows) for (const a of [r.w.compute, r.w.comm])
+    for (let k = 0; k < a.length; k += 5) if (a[k] <= t1 && a[k] + a[k + 1] >= t0) inView++;
+  const dense = inView > DENSE_BOXES;
   const out = ['<svg class="gantt" width="' + (labelW + width + 10) + '" height="' + H + '">'];
   // Time axis: ~10 ticks at round values.
   const total = T.makespan_ticks * T.tick_s, raw = total / (10 * G.zoom), p = Math.pow(10, Math.floor(Math.log10(raw)));
@@ -118,26 +127,53 @@ function renderGantt() {
     const y = top + i * rowH;
     out.push('<g class="gantt-row" data-stage="' + r.w.stage + '" data-dp="' + r.w.dp + '" data-device="' + r.device +
       '" data-worker="' + r.w.worker + '"><text class="rowlabel" x="4" y="' + (y + 14) + '">' + esc(r.label) + "</text>");
-    const lane = (arr, cls, yy, hh) => {
+    const lane = (arr, lane2, yy, hh) => {
+      let run = null;
+      const box = (x, w, c, k, n) => out.push('<rect class="t ' + c + (lane2 ? " lane2" : "") + '" x="' + x.toFixed(2) +
+        '" y="' + yy + '" width="' + w.toFixed(2) + '" height="' + hh + '" data-w="' + r.w.worker + '" data-k="' + k +
+        '" data-l="' + (lane2 ? 1 : 0) + '"' + (n > 1 ? ' data-n="' + n + '"' : "") + "/>");
+      const flush = () => {
+        if (!run) return;
+        const c = Object.keys(run.t).reduce((a, b) => (run.t[a] >= run.t[b] ? a : b));
+        box(run.x0, run.x1 - run.x0, c, run.k, run.n);
+        run = null;
+      };
       for (let k = 0; k < arr.length; k += 5) {
-        const x = labelW + arr[k] * scale, w = Math.max(0.4, arr[k + 1] * scale);
-        out.push('<rect class="t ' + (cls || TAG_CLASS[arr[k + 2]]) + '" x="' + x.toFixed(2) + '" y="' + yy +
-          '" width="' + w.toFixed(2) + '" height="' + hh + '" data-w="' + r.w.worker + '" data-k="' + k + '" data-l="' +
-          (cls ? 1 : 0) + '"/>');
+        if (arr[k] > t1 || arr[k] + arr[k + 1] < t0) continue;
+        const x = labelW + arr[k] * scale, w = Math.max(0.4, arr[k + 1] * scale), c = lane2 ? "comm" : TAG_CLASS[arr[k + 2]];
+        if (!dense) { box(x, w, c, k, 1); continue; }
+        if (run && x <= run.x1 + 1) {
+          run.x1 = Math.max(run.x1, x + w);
+          run.t[c] = (run.t[c] || 0) + arr[k + 1];
+          run.n++;
+        } else {
+          flush();
+          run = {x0: x, x1: x + w, t: {[c]: arr[k + 1]}, n: 1, k};
+        }
       }
+      flush();
     };
-    lane(r.w.compute, null, y + 2, 14);
-    lane(r.w.comm, "comm lane2", y + 17, 5);
+    lane(r.w.compute, false, y + 2, 14);
+    lane(r.w.comm, true, y + 17, 5);
     out.push("</g>");
   });
   out.push("</svg>");
-  $("gantt").innerHTML = out.join("");
+  g.innerHTML = out.join("");
+  $("gantt-mode").textContent = dense ? " Dense view: boxes closer than a pixel are merged (coloured by the op taking most of their time); zoom in to see every op." : "";
 }
 function ganttTip(ev) {
   const el = ev.target, tip = $("tip");
   if (!el.dataset || el.dataset.w === undefined) { tip.hidden = true; return; }
   const T = D.timeline, w = T.workers.find((x) => x.worker === +el.dataset.w);
   const a = +el.dataset.l ? w.comm : w.compute, k = +el.dataset.k;
+  if (el.dataset.n) {
+    tip.innerHTML = "<b>" + el.dataset.n + " ops merged</b> (narrower than a pixel; zoom in to see each)<br>from " +
+      fmtS(a[k] * T.tick_s) + " · stage " + w.stage + " · dp replica " + w.dp;
+    tip.style.left = ev.pageX + 12 + "px";
+    tip.style.top = ev.pageY + 12 + "px";
+    tip.hidden = false;
+    return;
+  }
   const what = TAG_WORDS[a[k + 2]], mb = a[k + 3], ch = a[k + 4];
   tip.innerHTML = "<b>" + esc(what) + "</b><br>" + (a[k + 2] === 4 ? "batch " + mb : "micro-batch " + mb + " · chunk " + ch) +
     "<br>duration " + fmtS(a[k + 1] * T.tick_s) + " · starts at " + fmtS(a[k] * T.tick_s) + "<br>stage " + w.stage +
@@ -162,6 +198,11 @@ function setupGantt() {
     renderGantt();
   }, {passive: false});
   $("gantt").addEventListener("mousemove", ganttTip);
+  $("gantt").addEventListener("scroll", () => {  // zoomed in: draw the part scrolled to
+    if (G.zoom === 1) return;
+    clearTimeout(G.timer);
+    G.timer = setTimeout(renderGantt, 120);
+  });
   $("gantt").addEventListener("mouseleave", () => { $("tip").hidden = true; });
   const note = T.rows === "device" ? "one row per GPU (the GPUs of a tp group run in lockstep)"
     : "one row per pipeline stage (" + D.summary.devices + " GPUs: choose the data-parallel replica)";
