@@ -103,7 +103,7 @@ function ganttRows() {
 }
 // More boxes than this in view: boxes closer than a pixel are merged (coloured by the op taking most of their
 // time); zooming in (only the scrolled-to part and one screen each side is drawn) shows every op again.
-const DENSE_BOXES = 40000;
+const DENSE_BOXES = 60000;
 function renderGantt() {
   const T = D.timeline, rows = ganttRows(), labelW = 170, rowH = 24, top = 22, g = $("gantt");
   const width = Math.round(Math.max(500, g.clientWidth - labelW - 14) * G.zoom), scale = width / T.makespan_ticks;
