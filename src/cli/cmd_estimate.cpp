@@ -8,6 +8,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "export_hooks.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/text.hpp"
 #include "strata/cost/constants.hpp"
@@ -25,6 +26,8 @@ struct EstimateArgs {
   std::string model, cluster, strategy, strategy_file, profile;
   std::int64_t seq = 0;
   bool json = false;
+  std::vector<std::string> from;  // --from ENGINE "CONFIG" (cmd_export.cpp)
+  std::string from_file;
 };
 
 std::string pct(double x) { return fmt::format("{:.1f}%", 100.0 * x); }
@@ -61,6 +64,7 @@ void print_estimate(const model::Model& m, const hw::Cluster& c, const cost::Str
 }
 
 void run_estimate(const EstimateArgs& a) {
+  if (a.model.empty()) throw core::InputError("estimate: --model: required");
   if (a.strategy.empty() == a.strategy_file.empty())
     throw core::InputError("estimate: give exactly one of --strategy and --strategy-file");
   auto m = model::resolve_model(a.model);
@@ -130,7 +134,8 @@ void register_estimate_commands(CLI::App& app) {
       "gbs (required), v (1), schedule (gpipe|1f1b|interleaved|pipedream|2bw; 1f1b, interleaved when v>1),\n"
       "zero (0..3), recompute (none|selective|full), rlayers (per-stage recomputed layers a+b+..), sp (on|off),\n"
       "dtype (bf16), split (layers per chunk a+b+.., embedding and head included), place (device per rank).");
-  est->add_option("--model", args->model, "Built-in model name (strata models) or a model JSON file")->required();
+  est->add_option("--model", args->model,
+                  "Built-in model name (strata models) or a model JSON file (required unless --from gives a shape)");
   est->add_option("--cluster", args->cluster,
                   "Cluster preset, 'node-type:count[+node-type:count]' or a cluster JSON file")
       ->required();
@@ -142,7 +147,23 @@ void register_estimate_commands(CLI::App& app) {
                   "Measured profile JSON (`strata profile`) overriding the roofline where it has rows");
   est->add_flag("--json", args->json, "Print JSON (iteration_time_s, samples_per_s, tokens_per_s, tflops_per_gpu, "
                                        "mfu, fits, peak_memory_bytes, stages[])");
-  est->callback([args] { run_estimate(*args); });
+  est->add_option("--from", args->from,
+                  "Cost an engine config: --from megatron \"ARGS\" (also torchtitan/deepspeed with the file's text); "
+                  "docs/export.md")
+      ->expected(1, 2);
+  est->allow_extras();  // an ARGS string that starts with "--" reaches us as an extra (checked below)
+  est->add_option("--from-file", args->from_file,
+                  "Cost an engine config file: Megatron args, torchtitan TOML, DeepSpeed JSON or a launch script");
+  est->callback([args, est] {
+    auto extras = est->remaining();
+    if (!extras.empty() && args->from.size() != 1)
+      throw core::InputError(fmt::format("estimate: unknown argument '{}'", extras.front()));
+    if (args->from.size() == 1) args->from.push_back(core::join(extras, " "));
+    if (!args->from.empty() || !args->from_file.empty())
+      estimate_imported(args->from, args->from_file, args->model, args->cluster, args->seq);
+    else
+      run_estimate(*args);
+  });
 
   auto json = std::make_shared<bool>(false);
   auto fit = std::make_shared<bool>(false);

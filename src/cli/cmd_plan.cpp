@@ -10,6 +10,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "export_hooks.hpp"
 #include "plan_trials.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/text.hpp"
@@ -28,6 +29,7 @@ struct PlanArgs {
   int trials = 0, trial_steps = 4;
   double trial_timeout_s = 120;
   bool explain = false;
+  std::string export_engine, compare_to;  // --export, --compare-to (cmd_export.cpp)
 };
 
 std::string split_text(const cost::Strategy& s) {
@@ -142,6 +144,11 @@ void run_plan(const PlanArgs& a) {
     for (const auto& x : r.rejected)
       fmt::print("  {:>8}  {}{}\n", x.count, x.reason, x.example.empty() ? "" : " (e.g. " + x.example + ")");
   }
+  if (!a.compare_to.empty()) compare_to_config(a.compare_to, m, c, best);
+  if (!a.export_engine.empty()) {
+    fmt::print("\n");
+    export_strategy_cli(a.export_engine, m, c, r.top.front().strategy, "-", false);
+  }
   if (a.trials < 0 || a.trial_steps < 1)
     throw core::InputError("plan: --trials/--trial-steps: must be >= 0 / >= 1");
   nlohmann::ordered_json trials;
@@ -210,6 +217,12 @@ void register_plan_command(CLI::App& app) {
   cmd->add_flag("--explain", a->explain,
                 "Say why: which stages went to which GPU type and why, the gain over each baseline, what was "
                 "discarded or pruned and why (counts per reason)");
+  cmd->add_option("--export", a->export_engine,
+                  "Also print the best plan as an engine config: megatron|torchtitan|deepspeed|torchrun|slurm "
+                  "(docs/export.md)");
+  cmd->add_option("--compare-to", a->compare_to,
+                  "Your engine config (Megatron args file, torchtitan TOML, DeepSpeed JSON, launch script): costed "
+                  "as a baseline next to the best plan, with the speedup");
   cmd->callback([a] { run_plan(*a); });
 }
 

@@ -18,6 +18,7 @@ void register_plan_command(CLI::App& app);       // plan                        
 void register_simulate_command(CLI::App& app);   // simulate                          (cmd_simulate.cpp)
 void register_exec_commands(CLI::App& app);      // run, profile                      (cmd_exec.cpp)
 void register_sched_commands(CLI::App& app);     // allocate, schedule                (cmd_sched.cpp)
+void register_export_command(CLI::App& app);     // export                            (cmd_export.cpp)
 void register_report_command(CLI::App& app);     // report                            (cmd_report.cpp)
 
 // Where `strata report` / `strata plan --report` write (cmd_report.cpp).

@@ -1,0 +1,116 @@
+// export/torchtitan: a strategy as a torchtitan job TOML (the TOML-era schema, snapshot toml_last 238fa995 in
+// ../shared/engines/torchtitan_config.json) and back. Degrees: dp_replicate·dp_shard·tp·pp = world; ZeRO-3 is
+// FSDP2 (dp_shard = dp, reshard after forward), ZeRO-2 the same without resharding, ZeRO-0 DDP (dp_replicate).
+// The split is `module_fqns_per_model_part` (torchtitan's llama module names), pp·v parts, part i on rank i mod pp.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "internal.hpp"
+#include "strata/core/error.hpp"
+#include "strata/core/text.hpp"
+#include "strata/export/toml.hpp"
+
+namespace strata::exporter::detail {
+namespace {
+
+std::string schedule_name(const cost::Strategy& s) {
+  switch (s.schedule) {
+    case cost::Schedule::gpipe: return "GPipe";
+    case cost::Schedule::interleaved: return "Interleaved1F1B";
+    default: return "1F1B";
+  }
+}
+
+// torchtitan's llama3 flavors with the zoo's shapes; other models keep their strata name (register a flavor).
+std::string flavor_of(const model::Model& m) {
+  if (m.name == "llama3-8b") return "8B";
+  if (m.name == "llama3-70b") return "70B";
+  if (m.name == "llama3-405b") return "405B";
+  return m.name;
+}
+
+// The module names of chain entry i (torchtitan's llama: tok_embeddings, layers.N, norm + output).
+std::vector<std::string> fqns_of_entry(int i, int chain) {
+  if (i == 0) return {"tok_embeddings"};
+  if (i == chain - 1) return {"norm", "output"};
+  return {fmt::format("layers.{}", i - 1)};
+}
+
+std::string fqn_parts(const cost::Strategy& s, int chain) {
+  std::string out = "[\n";
+  int entry = 0;
+  for (int part : s.split) {
+    std::vector<std::string> names;
+    for (int k = 0; k < part; ++k)
+      for (const auto& n : fqns_of_entry(entry++, chain)) names.push_back("\"" + n + "\"");
+    out += "  [" + core::join(names, ", ") + "],\n";
+  }
+  return out + "]";
+}
+
+}  // namespace
+
+std::string torchtitan_problem(const model::Model& m, const cost::Strategy& s) {
+  std::string why;
+  if (!transformer_shape(m, &why)) return "model: " + why + " (torchtitan's TOML trains registered decoder models)";
+  if (s.schedule == cost::Schedule::pipedream || s.schedule == cost::Schedule::two_bw)
+    return fmt::format("the asynchronous {} schedule (torchtitan's schedules are synchronous)", cost::to_string(s.schedule));
+  if (s.schedule == cost::Schedule::interleaved && s.virtual_stages < 2)
+    return "the interleaved schedule with v = 1 (Interleaved1F1B needs >= 2 stages per rank)";
+  if (s.zero_stage == 1) return "ZeRO-1 (torchtitan shards with FSDP2: ZeRO-3, or ZeRO-2 without resharding)";
+  if (s.zero_stage > 1 && s.dp == 1) return "a ZeRO stage with dp = 1 (nothing to shard over)";
+  if (s.tp > 1 && !s.sequence_parallel)
+    return "tp without sequence parallelism (torchtitan's tensor-parallel plan always shards the sequence)";
+  if (s.tp == 1 && s.sequence_parallel) return "sequence parallelism with tp = 1";
+  if (!s.recompute_layers.empty()) return "per-stage rlayers (activation_checkpoint.mode applies to every layer)";
+  if (s.dtype == hw::Dtype::fp16 || s.dtype == hw::Dtype::tf32)
+    return fmt::format("the {} compute dtype (torchtitan: bfloat16 or float32, float8 converters)", hw::to_string(s.dtype));
+  return "";
+}
+
+void torchtitan_closest(const model::Model& m, cost::Strategy& s) {
+  (void)m;
+  if (s.schedule == cost::Schedule::pipedream || s.schedule == cost::Schedule::two_bw ||
+      (s.schedule == cost::Schedule::interleaved && s.virtual_stages < 2)) {
+    s.schedule = cost::Schedule::one_f_one_b;
+    s.virtual_stages = 1;
+  }
+  if (s.zero_stage == 1) s.zero_stage = s.dp > 1 ? 2 : 0;  // ZeRO-2 shards at least what ZeRO-1 does
+  if (s.zero_stage > 1 && s.dp == 1) s.zero_stage = 0;
+  s.sequence_parallel = s.tp > 1;
+  s.recompute_layers.clear();
+  if (s.dtype == hw::Dtype::fp16) s.dtype = hw::Dtype::bf16;
+  if (s.dtype == hw::Dtype::tf32) s.dtype = hw::Dtype::fp32;
+}
+
+std::string torchtitan_toml(const model::Model& m, const hw::Cluster& c, const cost::Strategy& s) {
+  const bool fp8 = s.dtype == hw::Dtype::fp8;
+  std::string t = fmt::format("# strata export: torchtitan job (TOML-era schema) for {} on {} ({} GPUs)\n# strategy: {}\n",
+                              m.name, c.name, c.num_devices(), cost::to_cli_string(s));
+  t += fmt::format("[job]\ndescription = \"strata plan for {} on {}\"\n\n", m.name, c.name);
+  if (m.name.rfind("llama3-", 0) != 0)
+    t += fmt::format("# '{}' is not a torchtitan llama3 flavor: register a flavor with this shape under that name\n", m.name);
+  t += fmt::format("[model]\nname = \"llama3\"\nflavor = \"{}\"\n", flavor_of(m));
+  if (fp8) t += "converters = [\"quantize.linear.float8\"]\n";
+  // pp = 1: one micro-batch per step, gradient accumulation gives m; pp > 1: the pipeline splits the local batch.
+  const std::int64_t local = s.pp > 1 ? s.global_batch / s.dp : s.micro_batch;
+  t += fmt::format("\n[training]\nlocal_batch_size = {}\nglobal_batch_size = {}\nseq_len = {}\n", local, s.global_batch, m.seq);
+  t += fmt::format("mixed_precision_param = \"{}\"\n", s.dtype == hw::Dtype::fp32 ? "float32" : "bfloat16");
+  const bool shard = s.zero_stage >= 2;
+  t += fmt::format("\n[parallelism]\ndata_parallel_replicate_degree = {}\ndata_parallel_shard_degree = {}\n",
+                   shard ? 1 : s.dp, shard ? s.dp : 1);
+  if (shard) t += fmt::format("fsdp_reshard_after_forward = \"{}\"\n", s.zero_stage == 3 ? "always" : "never");
+  t += fmt::format("tensor_parallel_degree = {}\npipeline_parallel_degree = {}\n", s.tp, s.pp);
+  t += fmt::format("pipeline_parallel_schedule = \"{}\"\n", schedule_name(s));  // (pp = 1: kept for the round trip)
+  if (s.pp > 1) {
+    t += fmt::format("pipeline_parallel_microbatch_size = {}\n", s.micro_batch);
+    t += "module_fqns_per_model_part = " + fqn_parts(s, static_cast<int>(m.layers.size())) + "\n";
+  }
+  t += fmt::format("\n[activation_checkpoint]\nmode = \"{}\"\n", model::to_string(s.recompute));
+  if (s.recompute == model::Recompute::selective) t += "selective_ac_option = \"op\"\n";
+  if (fp8) t += "\n[quantize.linear.float8]\nrecipe_name = \"tensorwise\"\n";
+  return t;
+}
+
+}  // namespace strata::exporter::detail
