@@ -29,6 +29,10 @@ h3 { margin: 14px 0 6px; font-size: 14px; }
 .gains { margin: 4px 0; padding-left: 18px; }
 .launch code { display: block; background: #f0f2f5; padding: 6px 8px; border-radius: 4px; font-size: 12.5px;
   overflow-wrap: anywhere; }
+.launch details { margin-top: 6px; }
+.launch summary { cursor: pointer; color: var(--muted); font-size: 12.5px; }
+.launch pre { background: #f0f2f5; padding: 6px 8px; border-radius: 4px; font-size: 11.5px; max-height: 320px;
+  overflow: auto; white-space: pre-wrap; overflow-wrap: anywhere; }
 .key { margin-right: 12px; white-space: nowrap; }
 .key i, .dot { display: inline-block; width: 11px; height: 11px; border-radius: 2px; margin-right: 4px;
   vertical-align: -1px; }

@@ -49,10 +49,12 @@ function renderSummary() {
   h += "</div>";
   if (S.gains.length) h += '<ul class="gains">' + S.gains.map((g) => '<li><span class="num" data-key="' +
     esc(g.key) + '" data-value="' + g.value + '">' + esc(g.text) + "</span></li>").join("") + "</ul>";
-  // Launch command: filled by the export module when it exists; until then the strategy string.
-  h += '<div class="launch" id="launch"><div class="label">' +
-    (S.launch_command ? "launch command" : "launch command (from the export module, not available yet) — strategy string for every strata command:") +
-    '</div><code id="strategy-cli">' + esc(S.launch_command || S.strategy_cli) + "</code></div>";
+  // Launch: the export module's script (collapsed) and the strategy string every strata command accepts.
+  const L = S.launch;
+  h += '<div class="launch" id="launch"><div class="label">strategy string (strata estimate / simulate / run --strategy):</div><code id="strategy-cli">' +
+    esc(S.strategy_cli) + "</code>" + (L.text ? '<details><summary>launch script: ' + esc(L.file) + " (" + esc(L.engine) +
+    "; <code>" + esc(L.command) + '</code>)</summary><pre id="launch-script">' + esc(L.text) + "</pre></details>"
+    : '<div class="label">' + esc(L.note) + "</div>") + "</div>";
   $("summary-body").innerHTML = h;
 }
 

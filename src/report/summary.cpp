@@ -10,6 +10,7 @@
 #include "report_internal.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/text.hpp"
+#include "strata/export/export.hpp"
 
 namespace strata::report::detail {
 
@@ -76,6 +77,37 @@ std::string strategy_in_words(const cost::Strategy& s, const hw::Cluster& c) {
   return core::join(parts, ", ");
 }
 
+namespace {
+
+// The launch script from the export module: torchrun around Megatron-LM's arguments, else Megatron's arguments
+// alone; when neither can express the plan, the reason (the page then shows the strategy string only).
+OJson launch_section(const PlanView& pv, const model::Model& m, const hw::Cluster& c) {
+  OJson j;
+  std::vector<std::string> reasons;
+  for (const auto e : {exporter::Engine::torchrun, exporter::Engine::megatron}) {
+    const std::string engine(exporter::to_string(e));
+    try {
+      const std::string why = exporter::unexpressible_feature(e, m, c, pv.best);
+      if (!why.empty()) {
+        reasons.push_back(engine + ": " + why);
+        continue;
+      }
+      const auto f = exporter::export_strategy(e, m, c, pv.best);
+      j["engine"] = engine;
+      j["file"] = f.name;
+      j["command"] = fmt::format("strata export --plan <plan file> --to {} --out DIR", engine);
+      j["text"] = f.text;
+      return j;
+    } catch (const core::InputError& err) {
+      reasons.push_back(engine + ": " + err.what());
+    }
+  }
+  j["note"] = "no launch script: " + core::join(reasons, "; ");
+  return j;
+}
+
+}  // namespace
+
 OJson summary_section(const PlanView& pv, const model::Model& m, const hw::Cluster& c) {
   const auto& e = pv.best_estimate;
   const std::string w = pv.origin + ": best.estimate";
@@ -120,10 +152,8 @@ OJson summary_section(const PlanView& pv, const model::Model& m, const hw::Clust
         gains.push_back(number_item("speedup_" + name, name, v.get<double>(),
                                     fmt::format("{:.2f}x faster than {}", v.get<double>(), name)));
   j["gains"] = gains;
-  // The launch command belongs to the export module (not built yet): until then the page shows the strategy
-  // string every strata command accepts.
   j["strategy_cli"] = pv.plan["best"].value("cli", cost::to_cli_string(pv.best));
-  j["launch_command"] = nullptr;
+  j["launch"] = launch_section(pv, m, c);
   return j;
 }
 

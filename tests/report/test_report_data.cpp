@@ -9,6 +9,7 @@
 #include "html_check.hpp"
 #include "report_fixtures.hpp"
 #include "strata/core/error.hpp"
+#include "strata/export/export.hpp"
 #include "strata/report/report.hpp"
 #include "strata/sim/from_cost.hpp"
 
@@ -100,6 +101,19 @@ TEST(ReportData, SensitivityAtFactorOneReproducesThePlan) {
   }
   EXPECT_EQ(rows[0]["name"], "#1");
   EXPECT_EQ(rows[0]["ranks"][0], 1);
+}
+
+TEST(ReportData, LaunchScriptFromTheExportModuleOrTheReason) {
+  const auto& pc = small_case();
+  const auto& l = small_data()["summary"]["launch"];
+  if (l.contains("text")) {
+    const auto s = cost::complete_strategy(cost::strategy_from_json(pc.plan["best"]["strategy"], "t"), pc.model,
+                                           pc.cluster);
+    const auto e = exporter::parse_engine(l["engine"].get<std::string>(), "t");
+    EXPECT_EQ(l["text"], exporter::export_strategy(e, pc.model, pc.cluster, s).text);
+  } else {
+    EXPECT_EQ(l["note"].get<std::string>().rfind("no launch script: ", 0), 0u) << l;
+  }
 }
 
 TEST(ReportData, BaselinesHaveOneReasonEach) {
