@@ -27,7 +27,7 @@ h3 { margin: 14px 0 6px; font-size: 14px; }
 .card .label, .launch .label { color: var(--muted); font-size: 12px; }
 .card .num { font-size: 19px; font-weight: 600; }
 .gains { margin: 4px 0; padding-left: 18px; }
-.launch code { display: block; background: #f0f2f5; padding: 6px 8px; border-radius: 4px; font-size: 12.5px;
+.launch > code { display: block; background: #f0f2f5; padding: 6px 8px; border-radius: 4px; font-size: 12.5px;
   overflow-wrap: anywhere; }
 .launch details { margin-top: 6px; }
 .launch summary { cursor: pointer; color: var(--muted); font-size: 12.5px; }
