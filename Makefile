@@ -5,10 +5,14 @@ CMAKE_GEN  := -G Ninja
 STRATA     := $(BUILD)/bin/strata
 FUZZ_SECONDS ?= 20
 
-.PHONY: setup build demo test asan fuzz bench clean
+.PHONY: setup setup-browser build demo test test-browser asan fuzz bench bench-report clean
 
 setup:
 	@bash scripts/setup
+
+# The headless Chromium the report's browser tests need (they skip without it).
+setup-browser:
+	@bash scripts/setup --browser
 
 $(BUILD)/build.ninja: CMakeLists.txt | setup
 	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release
@@ -22,6 +26,10 @@ demo: build
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) --timeout 600
+
+# The report tests with the browser installed (tests/report: DOM checks and a screenshot in headless Chromium).
+test-browser: setup-browser build
+	ctest --test-dir $(BUILD) --output-on-failure -L report --timeout 600
 
 # AddressSanitizer + UndefinedBehaviorSanitizer build of the library and tests (executor tests included).
 asan: setup
@@ -45,6 +53,10 @@ fuzz: setup
 
 bench: build
 	@set -e; for b in $(BUILD)/bench/*; do echo "== $$b"; $$b; done
+
+# Size and headless-Chromium render time of the report of a 1024-GPU plan (docs/report.md).
+bench-report: setup-browser build
+	bash bench/bench_report.sh $(STRATA)
 
 clean:
 	rm -rf $(BUILD) build-asan build-fuzz

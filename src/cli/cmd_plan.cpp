@@ -24,7 +24,8 @@ namespace strata::cli {
 namespace {
 
 struct PlanArgs {
-  std::string model, cluster, space = "full", placement = "hetero", json_file, profile, dtype = "bf16", memory_headroom;
+  std::string model, cluster, space = "full", placement = "hetero", json_file, profile, dtype = "bf16", memory_headroom,
+      report_file;
   bool memory_headroom_given = false;  // set even for an empty value (rejected)
   std::int64_t gbs = 0, seq = 0;
   int top = 5, threads = 1, max_tp = 0, max_pp = 0;
@@ -168,6 +169,12 @@ void run_plan(const PlanArgs& a) {
     fmt::print("plan file written to {} (read it back with `strata estimate --strategy-file {}`)\n", a.json_file,
                a.json_file);
   }
+  if (!a.report_file.empty()) {  // the same page as `strata report --plan <the --json file>`
+    ReportFiles files;
+    files.html = a.report_file;
+    files.flag = "plan: --report";
+    write_plan_report(nlohmann::json(plan::plan_to_json(r, m, c, opt)), "plan", m, c, files, opt.cost);
+  }
 }
 
 }  // namespace
@@ -222,6 +229,8 @@ void register_plan_command(CLI::App& app) {
                   "small GPT such as small-gpt) and re-rank them by measured time (AMP Algorithm 1). Default 0");
   cmd->add_option("--trial-steps", a->trial_steps, "Steps per trial run (default 4; the first is warm-up)");
   cmd->add_option("--trial-timeout", a->trial_timeout_s, "Seconds before a hung trial is stopped (default 120)");
+  cmd->add_option("--report", a->report_file,
+                  "Write the HTML report of the plan here (as `strata report --plan`; docs/report.md)");
   cmd->add_flag("--explain", a->explain,
                 "Say why: which stages went to which GPU type and why, the gain over each baseline, what was "
                 "discarded or pruned and why (counts per reason)");

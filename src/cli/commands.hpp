@@ -2,6 +2,12 @@
 // parse flags, call the library, print a table or JSON.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "strata/cost/estimate.hpp"
+#include "strata/hw/cluster.hpp"
+#include "strata/model/model.hpp"
 
 namespace strata::cli {
 
@@ -12,6 +18,22 @@ void register_plan_command(CLI::App& app);       // plan                        
 void register_simulate_command(CLI::App& app);   // simulate                          (cmd_simulate.cpp)
 void register_exec_commands(CLI::App& app);      // run, profile                      (cmd_exec.cpp)
 void register_sched_commands(CLI::App& app);     // allocate, schedule                (cmd_sched.cpp)
-void register_export_command(CLI::App& app);      // export                            (cmd_export.cpp)
+void register_export_command(CLI::App& app);     // export                            (cmd_export.cpp)
+void register_report_command(CLI::App& app);     // report                            (cmd_report.cpp)
+
+// Where `strata report` / `strata plan --report` write (cmd_report.cpp).
+struct ReportFiles {
+  std::string html = "report.html";
+  std::string screenshot;            // PNG; empty = none
+  std::string size_text;             // --screenshot-size WIDTHxHEIGHT
+  int width = 1300, height = 2400;
+  bool quiet = false;
+  std::string flag = "--report";     // names the flag in error messages
+  void parse_size();                 // size_text → width/height (InputError when malformed)
+};
+void add_screenshot_options(CLI::App* cmd, ReportFiles& files);
+// Renders the report of a plan file's JSON and writes it (and the screenshot when asked).
+void write_plan_report(const nlohmann::json& plan, const std::string& origin, const model::Model& m,
+                       const hw::Cluster& c, const ReportFiles& files, const cost::CostOptions& cost);
 
 }  // namespace strata::cli

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   strata::cli::register_exec_commands(app);
   strata::cli::register_sched_commands(app);
   strata::cli::register_export_command(app);
+  strata::cli::register_report_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
