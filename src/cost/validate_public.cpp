@@ -136,7 +136,7 @@ void public_rows(const CostConstants& k, const hw::Catalog& catalog, std::vector
       const auto s = complete_strategy(row_strategy(row, source), m, c);
       const auto e = estimate(m, c, s, opt);
       const double predicted = tokens ? e.tokens_per_s / gpus
-                                      : model_flops_per_sample(m, seq) * e.samples_per_s / gpus / 1e12;
+                                      : model::train_flops_per_sample(m) * e.samples_per_s / gpus / 1e12;
       const double measured = tokens ? row.at("tokens_per_s_per_gpu").get<double>()
                                      : row.at("model_tflops_per_gpu").get<double>();
       out.push_back({source, name, tokens ? "tokens_per_s_per_gpu" : "model_tflops_per_gpu", predicted, measured,
