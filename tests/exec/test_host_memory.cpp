@@ -22,7 +22,7 @@ RunOptions options(const std::string& strategy, Optimizer opt) {
 double runtime_params(const GptDims& d, int first, int last, int tp) {
   double n = 0;
   for (int e = first; e < last; ++e)
-    for (const auto& p : init_entry(d, e, tp, 0, false, 1)) n += static_cast<double>(p.value.numel());
+    for (const auto& p : rt::init_entry(d, e, tp, 0, false, 1)) n += static_cast<double>(p.value.numel());
   return n;
 }
 
