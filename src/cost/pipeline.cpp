@@ -127,6 +127,9 @@ double in_flight_micro_batches(Schedule sched, int p, int stage, std::int64_t m,
     case Schedule::two_bw: return std::min(ahead, md);
     case Schedule::interleaved: {
       if (v <= 1) return std::min(ahead, md);  // one chunk per stage: plain 1F1B
+      // m == p: Megatron runs every forward chunk before the first backward (all_warmup_microbatches), so the
+      // stage holds all m micro-batches (cost/program builds the same order).
+      if (m == p) return md;
       // Megatron's interleaved warm-up: 2(p − r − 1) + (v − 1)·p forward chunks, plus the one in flight;
       // each chunk holds 1/v of the stage's activations.
       const double vd = std::max(1, v);

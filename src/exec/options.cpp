@@ -194,6 +194,7 @@ nlohmann::ordered_json to_json(const RunOptions& o) {
   j["bucket_bytes"] = o.bucket_bytes;
   j["worker_exe"] = o.worker_exe;
   j["progress"] = o.progress;
+  j["record_ops"] = o.record_ops;
   j["fault"] = {{"rank", o.fault.rank}, {"step", o.fault.step}, {"mode", o.fault.mode}};
   return j;
 }
@@ -217,6 +218,7 @@ RunOptions run_options_from_json(const nlohmann::json& j, const std::string& ori
   o.bucket_bytes = core::opt_positive_number(j, "bucket_bytes", w).value_or(o.bucket_bytes);
   o.worker_exe = core::opt_string(j, "worker_exe", w).value_or("");
   o.progress = core::opt_bool(j, "progress", w).value_or(false);
+  o.record_ops = core::opt_bool(j, "record_ops", w).value_or(false);
   if (core::has_field(j, "fault")) {
     const auto& f = j.at("fault");
     const auto fw = w.field("fault");
@@ -250,7 +252,7 @@ nlohmann::ordered_json to_json(const RunRecord& r) {
                       {"wait_s_per_iter", s.wait_s_per_iter}});
   j["stages"] = stages;
   auto ranks = nlohmann::ordered_json::array();
-  for (const auto& k : r.ranks)
+  for (const auto& k : r.ranks) {
     ranks.push_back({{"rank", k.rank},
                      {"stage", k.stage},
                      {"dp_rank", k.dp_rank},
@@ -261,6 +263,12 @@ nlohmann::ordered_json to_json(const RunRecord& r) {
                      {"dp_buckets", k.dp_buckets},
                      {"dp_buckets_overlapped", k.dp_buckets_overlapped},
                      {"iteration_times_s", k.iteration_times_s}});
+    if (!k.executed_ops.empty()) {
+      auto ops = nlohmann::ordered_json::array();
+      for (const auto& op : k.executed_ops) ops.push_back(cost::to_json(op));
+      ranks.back()["executed_ops"] = std::move(ops);
+    }
+  }
   j["ranks"] = ranks;
   return j;
 }
@@ -303,6 +311,12 @@ RunRecord run_record_from_json(const nlohmann::json& j, const std::string& origi
       k.dp_buckets = int_field(arr[i], "dp_buckets", rw, 0);
       k.dp_buckets_overlapped = int_field(arr[i], "dp_buckets_overlapped", rw, 0);
       k.iteration_times_s = number_list(arr[i], "iteration_times_s", rw);
+      if (core::has_field(arr[i], "executed_ops")) {
+        const auto& ops = arr[i].at("executed_ops");
+        core::expect_array(ops, rw.field("executed_ops"));
+        for (std::size_t o = 0; o < ops.size(); ++o)
+          k.executed_ops.push_back(cost::program_op_from_json(ops[o], rw.field("executed_ops").index(o)));
+      }
       r.ranks.push_back(k);
     }
   }

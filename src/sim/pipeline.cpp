@@ -32,10 +32,17 @@ namespace {
 
 using cost::Schedule;
 
-bool async(Schedule s) { return s == Schedule::pipedream || s == Schedule::two_bw; }
+bool async_schedule(Schedule s) { return s == Schedule::pipedream || s == Schedule::two_bw; }
 
-// Static analysis of one rank's order: which backward ops release gradient buckets, the batch of each op, weight
-// versions and their memory deltas, activations in flight.
+// One rank's compute-stream ops, taken from the pipeline program (cost/program: the one schedule generator, which
+// the executor interprets too): which backward ops release gradient buckets, the batch of each op, weight-version
+// memory deltas. p2p and DP traffic are modelled here on their own streams, driven by these ops.
+struct Op {
+  cost::ProgramOpKind kind;
+  std::int64_t micro;  // global micro-batch; optimizer: its update window
+  int chunk;           // local chunk (optimizer: 0)
+};
+
 struct OrderInfo {
   std::vector<Op> ops;
   std::vector<char> sync_b;             // backward op that releases its chunk's DP buckets
@@ -47,85 +54,47 @@ struct OrderInfo {
   bool version_rule_ok = true;
 };
 
-OrderInfo analyse(const PipelineInput& in, int rank) {
+bool is_compute(cost::ProgramOpKind k) {
+  return k == cost::ProgramOpKind::forward || k == cost::ProgramOpKind::backward || k == cost::ProgramOpKind::optimizer;
+}
+
+OrderInfo analyse(const PipelineInput& in, const cost::StageProgram& sp, bool program_valid) {
+  using PK = cost::ProgramOpKind;
   OrderInfo o;
-  o.ops = schedule_order(in.schedule, in.p, rank, in.m, in.v, in.iterations);
+  std::vector<std::int64_t> version;  // per compute op: weights used (forward/backward) or produced (optimizer)
+  for (const auto& op : sp.ops) {
+    if (!is_compute(op.kind)) continue;
+    o.ops.push_back(Op{op.kind, op.kind == PK::optimizer ? op.window : op.micro, std::max(op.chunk, 0)});
+    // ZeRO-3 reduce-scatters the gradients after every backward (FSDP); otherwise the window's last backward.
+    o.sync_b.push_back(op.kind == PK::backward && (op.closes_window || in.zero_stage == 3));
+    o.batch.push_back(op.iteration);
+    version.push_back(op.weight_version);
+  }
   const auto n = o.ops.size();
-  o.sync_b.assign(n, 0);
-  o.batch.assign(n, 0);
   o.wver_start_delta.assign(n, 0);
   o.wver_end_delta.assign(n, 0);
-  // Batch of each op; the update window of a backward (pipedream updates after every micro-batch).
-  for (std::size_t i = 0; i < n; ++i) {
-    const Op& op = o.ops[i];
-    o.batch[i] = (op.kind == OpKind::optimizer && in.schedule != Schedule::pipedream) ? op.micro : op.micro / in.m;
-  }
-  // Sync backward: the last backward of each (window, chunk) in order; every backward under ZeRO-3.
-  std::map<std::pair<std::int64_t, int>, std::size_t> last_b;
-  for (std::size_t i = 0; i < n; ++i) {
-    const Op& op = o.ops[i];
-    if (op.kind != OpKind::backward) continue;
-    const std::int64_t window = in.schedule == Schedule::pipedream ? op.micro : op.micro / in.m;
-    if (in.zero_stage == 3) o.sync_b[i] = 1;
-    else last_b[{window, op.chunk}] = i;
-  }
-  for (auto& [k, i] : last_b) o.sync_b[i] = 1;
-  // Weight versions: the forward of micro-batch k uses the latest version (pipedream, flush schedules) or the
-  // 2BW rule; a version lives from its optimizer step until the last backward using it, the latest always.
-  std::vector<std::int64_t> ver_of_micro;  // indexed by micro·v + chunk
-  const std::int64_t total = in.m * in.iterations * in.v;
-  ver_of_micro.assign(total, -1);
+  o.max_versions = sp.max_weight_versions;
+  o.max_in_flight = sp.max_in_flight;
+  o.version_rule_ok = program_valid;
+  // Memory of weight versions: creating version k+1 allocates a buffer unless version k is dead by then (update in
+  // place); a superseded version is freed after its last backward. A version asked for before it exists (2BW with
+  // m < p: the program check fails) is charged as the latest one.
+  std::map<std::int64_t, std::size_t> last_use, created_at;
   std::int64_t latest = 0;
-  std::vector<std::int64_t> last_use;       // per version: op index of its last backward
-  std::vector<std::int64_t> created_at{-1};  // per version: op index of the optimizer that created it
   for (std::size_t i = 0; i < n; ++i) {
-    const Op& op = o.ops[i];
-    const std::int64_t key = op.micro * in.v + op.chunk;
-    if (op.kind == OpKind::forward) {
-      std::int64_t ver = in.schedule == Schedule::two_bw ? two_bw_version(op.micro, in.m) : latest;
-      if (ver > latest) o.version_rule_ok = false;  // the rule asks for a version not yet produced
-      ver = std::min(ver, latest);
-      ver_of_micro[key] = ver;
-    } else if (op.kind == OpKind::backward) {
-      const auto ver = ver_of_micro[key];
-      if (static_cast<std::int64_t>(last_use.size()) <= ver) last_use.resize(ver + 1, -1);
-      last_use[ver] = static_cast<std::int64_t>(i);
-    } else {
-      ++latest;
-      created_at.push_back(static_cast<std::int64_t>(i));
+    if (o.ops[i].kind == PK::optimizer) {
+      latest = version[i];
+      created_at[latest] = i;
+    } else if (o.ops[i].kind == PK::backward) {
+      last_use[std::min(version[i], latest)] = i;
     }
   }
-  last_use.resize(latest + 1, -1);
-  // Deltas: creating version k+1 allocates a buffer unless version k is dead by then (update in place);
-  // a superseded version is freed after its last backward.
-  for (std::int64_t k = 1; k <= latest; ++k) {
-    const auto at = created_at[k];
-    const bool prev_needed_later = last_use[k - 1] > at;
-    if (prev_needed_later) {
+  for (const auto& [ver, at] : created_at) {
+    auto prev = last_use.find(ver - 1);
+    if (prev != last_use.end() && prev->second > at) {
       o.wver_start_delta[at] += 1;
-      o.wver_end_delta[last_use[k - 1]] -= 1;
+      o.wver_end_delta[prev->second] -= 1;
     }
-  }
-  // In-order walk for the maxima; a superseded version whose last backward precedes its successor is free.
-  // Activations and weights are released at the end of a backward before the next op starts (same stream).
-  int versions = 1;
-  std::int64_t in_flight = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    versions += o.wver_start_delta[i];
-    if (o.ops[i].kind == OpKind::forward) ++in_flight;
-    o.max_versions = std::max(o.max_versions, versions);
-    o.max_in_flight = std::max(o.max_in_flight, in_flight);
-    versions += o.wver_end_delta[i];
-    if (o.ops[i].kind == OpKind::backward) --in_flight;
-  }
-  // A forward must find its version alive: created and not yet superseded-and-freed before the forward.
-  for (std::size_t i = 0; i < n; ++i) {
-    const Op& op = o.ops[i];
-    if (op.kind != OpKind::forward) continue;
-    const auto ver = ver_of_micro[op.micro * in.v + op.chunk];
-    if (ver + 1 <= latest && created_at[ver + 1] < static_cast<std::int64_t>(i) &&
-        last_use[ver] < static_cast<std::int64_t>(i))
-      o.version_rule_ok = false;
   }
   return o;
 }
@@ -149,7 +118,10 @@ class Builder {
   SimResult run(const SimOptions& opt) {
     validate(in_);
     setup();
-    for (int r = 0; r < in_.p; ++r) orders_.push_back(analyse(in_, r));
+    const auto prog = cost::build_program(cost::ProgramShape{in_.schedule, in_.p, in_.v, in_.m, in_.iterations, 0,
+                                                             in_.zero_stage});
+    const bool valid = cost::check_program(prog).empty();
+    for (int r = 0; r < in_.p; ++r) orders_.push_back(analyse(in_, prog.stages[r], valid));
     for (int w = 0; w < nw_; ++w) pass1(w);
     for (int w = 0; w < nw_; ++w) pipeline_edges(w);
     for (int r = 0; r < in_.p; ++r) group_traffic(r);
@@ -231,14 +203,14 @@ class Builder {
       const Op& op = o.ops[i];
       const int g = op.chunk * in_.p + r;
       const std::int64_t key = op.micro * in_.v + op.chunk;
-      if (op.kind == OpKind::optimizer) {
+      if (op.kind == cost::ProgramOpKind::optimizer) {
         const int t = compute_task(w, wi.optimizer_s, TaskTag::optimizer, op.micro, -1);
         b_.set_memory(t, mem_[w], o.wver_start_delta[i] * wbytes, o.wver_end_delta[i] * wbytes);
         wt.op_first[i] = wt.op_last[i] = t;
         continue;
       }
       const ChunkWork& cw = wi.chunks[op.chunk];
-      if (op.kind == OpKind::forward) {
+      if (op.kind == cost::ProgramOpKind::forward) {
         const int f = compute_task(w, cw.fwd_s, TaskTag::forward, op.micro, g);
         int last = f;
         if (cw.tp_fwd_s > 0) last = tp_task(w, cw.tp_fwd_s, op.micro, g);
@@ -290,13 +262,13 @@ class Builder {
     const int last_chunk = in_.p * in_.v - 1;
     for (std::size_t i = 0; i < o.ops.size(); ++i) {
       const Op& op = o.ops[i];
-      if (op.kind == OpKind::optimizer) continue;
+      if (op.kind == cost::ProgramOpKind::optimizer) continue;
       const int g = op.chunk * in_.p + r;
-      if (op.kind == OpKind::forward && g > 0) {
+      if (op.kind == cost::ProgramOpKind::forward && g > 0) {
         const int src = worker_of(g - 1, d);
         const std::int64_t key = op.micro * in_.v + (g - 1) / in_.p;
         b_.add_edge(src == w ? tasks_[src].fwd_out[key] : tasks_[src].send_f[key], tasks_[w].op_first[i]);
-      } else if (op.kind == OpKind::backward && g < last_chunk) {
+      } else if (op.kind == cost::ProgramOpKind::backward && g < last_chunk) {
         const int src = worker_of(g + 1, d);
         const std::int64_t key = op.micro * in_.v + (g + 1) / in_.p;
         b_.add_edge(src == w ? tasks_[src].bwd_out[key] : tasks_[src].send_b[key], tasks_[w].op_first[i]);
@@ -315,12 +287,12 @@ class Builder {
     for (std::size_t i = 0; i < o.ops.size(); ++i) {
       const Op& op = o.ops[i];
       const int g = op.chunk * in_.p + r;
-      if (op.kind != OpKind::optimizer && !gathers_after_opt.empty()) {
+      if (op.kind != cost::ProgramOpKind::optimizer && !gathers_after_opt.empty()) {
         for (int d = 0; d < in_.dp; ++d)
           for (int t : gathers_after_opt) b_.add_edge(t, tasks_[r * in_.dp + d].op_first[i]);
         gathers_after_opt.clear();
       }
-      if (op.kind != OpKind::optimizer && in_.zero_stage == 3 && op.chunk < static_cast<int>(ss->zero3_gather.size())) {
+      if (op.kind != cost::ProgramOpKind::optimizer && in_.zero_stage == 3 && op.chunk < static_cast<int>(ss->zero3_gather.size())) {
         const auto& flows = ss->zero3_gather[op.chunk];
         for (std::size_t tp = 0; tp < flows.size(); ++tp) {
           const int t = flow_task(dp_stream(r, static_cast<int>(tp)), flows[tp], TaskTag::zero3_gather, r * in_.dp,
@@ -332,7 +304,7 @@ class Builder {
           }
         }
       }
-      if (op.kind == OpKind::backward && o.sync_b[i] && op.chunk < static_cast<int>(ss->grad_buckets.size())) {
+      if (op.kind == cost::ProgramOpKind::backward && o.sync_b[i] && op.chunk < static_cast<int>(ss->grad_buckets.size())) {
         const auto& buckets = ss->grad_buckets[op.chunk];
         for (std::size_t k = 0; k < buckets.size(); ++k) {
           for (std::size_t tp = 0; tp < buckets[k].size(); ++tp) {
@@ -343,7 +315,7 @@ class Builder {
           }
         }
       }
-      if (op.kind == OpKind::optimizer) {
+      if (op.kind == cost::ProgramOpKind::optimizer) {
         for (int d = 0; d < in_.dp; ++d)
           for (int t : pending) b_.add_edge(t, tasks_[r * in_.dp + d].op_first[i]);
         pending.clear();
@@ -388,7 +360,7 @@ class Builder {
     for (int i = 1; i < in_.iterations; ++i)
       res.iteration_end_s[i] = std::max(res.iteration_end_s[i], res.iteration_end_s[i - 1]);
     const int n = in_.iterations;
-    if (async(in_.schedule) && n >= 2) {
+    if (async_schedule(in_.schedule) && n >= 2) {
       // Steady state: from the end of the first batch (pipeline filled) to the end of the last batch that is
       // not drained (the final batch's cool-down is not part of the steady state when there are ≥ 3 batches).
       const int last = n >= 3 ? n - 2 : n - 1;

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "strata/sim/pipeline.hpp"
-#include "strata/sim/schedule.hpp"
+#include "strata/cost/program.hpp"
 
 using namespace strata;
 using namespace strata::sim;
@@ -68,15 +68,18 @@ TEST(SimSchedule, InterleavedWarmupCounts) {
   // Megatron: rank r runs (p−r−1)·2 + (v−1)·p forwards before its first backward (m > p).
   const int p = 4, v = 2;
   for (int r = 0; r < p; ++r) {
-    auto ops = schedule_order(Schedule::interleaved, p, r, 8, v, 1);
+    std::vector<cost::ProgramOp> ops;
+    const auto prog = cost::build_program({Schedule::interleaved, p, v, 8, 1, 0, 0});
+    for (const auto& op : prog.stages[r].ops)
+      if (op.kind == cost::ProgramOpKind::forward || op.kind == cost::ProgramOpKind::backward) ops.push_back(op);
     int warm = 0;
-    while (ops[warm].kind == OpKind::forward) ++warm;
+    while (ops[warm].kind == cost::ProgramOpKind::forward) ++warm;
     EXPECT_EQ(warm, (p - r - 1) * 2 + (v - 1) * p + 1) << r;  // + the first steady-state forward
     // Every (micro, chunk) appears once forward and once backward.
     std::set<std::pair<std::int64_t, int>> f, b;
     for (auto& op : ops) {
-      if (op.kind == OpKind::forward) EXPECT_TRUE(f.insert({op.micro, op.chunk}).second);
-      if (op.kind == OpKind::backward) EXPECT_TRUE(b.insert({op.micro, op.chunk}).second);
+      if (op.kind == cost::ProgramOpKind::forward) EXPECT_TRUE(f.insert({op.micro, op.chunk}).second);
+      if (op.kind == cost::ProgramOpKind::backward) EXPECT_TRUE(b.insert({op.micro, op.chunk}).second);
     }
     EXPECT_EQ(f.size(), 16u);
     EXPECT_EQ(f, b);
@@ -115,7 +118,7 @@ TEST(SimSchedule, TwoBwVersionRuleAndTwoVersions) {
   // notes_003 §2.1: p = m = 4, inputs 1–8 → v0, 9–12 → v1, 13–16 → v2 (1-based).
   for (std::int64_t k1 = 1; k1 <= 16; ++k1) {
     const std::int64_t want = k1 <= 8 ? 0 : (k1 <= 12 ? 1 : 2);
-    EXPECT_EQ(two_bw_version(k1 - 1, 4), want) << k1;
+    EXPECT_EQ(cost::two_bw_version(k1 - 1, 4), want) << k1;
   }
   for (int p : {2, 4, 6}) {
     for (std::int64_t m : {std::int64_t(p), std::int64_t(2 * p)}) {

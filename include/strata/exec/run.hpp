@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "strata/core/json.hpp"
+#include "strata/cost/program.hpp"
 #include "strata/cost/strategy.hpp"
 #include "strata/model/model.hpp"
 
@@ -66,6 +67,7 @@ struct RunOptions {
   double bucket_bytes = 1 << 20;  // data-parallel gradient bucket size
   std::string worker_exe;         // binary with the `exec-worker` sub-command ("" = /proc/self/exe)
   bool progress = false;          // the last rank prints one line per step on stderr
+  bool record_ops = false;        // every rank records the pipeline-program ops it executed (RankRecord)
   FaultSpec fault;
 };
 nlohmann::ordered_json to_json(const RunOptions& o);
@@ -90,6 +92,7 @@ struct RankRecord {
   double peak_rss_bytes = 0;              // getrusage ru_maxrss
   int dp_buckets = 0;                     // data-parallel gradient buckets all-reduced (all steps)
   int dp_buckets_overlapped = 0;          // ... of which launched from backward hooks, before backward ended
+  std::vector<cost::ProgramOp> executed_ops;  // with RunOptions::record_ops: the program ops run, in order
 };
 
 struct StageRecord {

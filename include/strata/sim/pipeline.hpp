@@ -11,7 +11,7 @@
 
 #include "strata/cost/strategy.hpp"
 #include "strata/sim/engine.hpp"
-#include "strata/sim/schedule.hpp"
+#include "strata/cost/program.hpp"
 
 namespace strata::sim {
 

@@ -1,0 +1,160 @@
+// exec/worker_dp: data parallelism on a rank — ZeRO-3 parameter gathering (FSDP-style: the full copy's storage is
+// freed after use and re-gathered before the next pass), gradient buckets all-reduced from backward hooks as they
+// fill (overlapped with the backward), the sequence-parallel and tied-embedding gradient sums, and the optimizer
+// (SGD, Adam) on full weights, ZeRO shards or a new PipeDream/2BW weight version.
+#include <ATen/native/Resize.h>
+
+#include <cmath>
+
+#include "worker.hpp"
+
+namespace strata::exec {
+
+void Worker::free_params(Chunk& c) {
+  if (S().zero_stage != 3 || !c.materialized) return;
+  at::native::resize_bytes_cpu(c.main->flat.storage().unsafeGetStorageImpl(), 0);
+  c.materialized = false;
+}
+
+void Worker::gather_params(Chunk& c) {
+  if (S().zero_stage != 3 || c.materialized) return;
+  at::native::resize_bytes_cpu(c.main->flat.storage().unsafeGetStorageImpl(),
+                               static_cast<std::size_t>(c.meta.padded) * sizeof(float));
+  auto parts = c.main->flat.chunk(L.dp);
+  allgather(c.shard, parts, dp, "ZeRO-3 parameter all-gather");
+  c.materialized = true;
+}
+
+
+void Worker::begin_backward(Chunk& c, ParamBuf* buf, bool final) {
+  c.sync_final = final;
+  c.sync_buf = buf;
+  if (final) {
+    c.arrived.assign(c.buckets.size(), 0);
+    c.next_launch = 0;
+    c.works.clear();
+  }
+}
+
+void Worker::grad_ready(Chunk& c, ParamBuf* buf, int param) {
+  if (!c.sync_final || buf != c.sync_buf || !overlapped_dp()) return;
+  ++c.arrived[c.bucket_of[param]];
+  const int before = c.next_launch;
+  launch_ready(c, false);
+  buckets_overlapped += c.next_launch - before;
+}
+
+void Worker::launch_ready(Chunk& c, bool all) {
+  while (c.next_launch < static_cast<int>(c.buckets.size()) &&
+         (all || c.arrived[c.next_launch] == c.buckets[c.next_launch].params)) {
+    const auto& b = c.buckets[c.next_launch++];
+    ++buckets_total;
+    Tensor view = c.sync_buf->gflat.narrow(0, b.lo, b.hi - b.lo);
+    c.works.push_back(allreduce_async(view, dp));
+  }
+}
+
+// After the last backward of a chunk in this update: finish the data-parallel all-reduce (ZeRO-0/1), sum the
+// sequence-parallel partial gradients over tp.
+void Worker::finish_dp_and_sp(Chunk& c, ParamBuf& buf) {
+  if (overlapped_dp()) {
+    launch_ready(c, true);
+    for (auto& w : c.works) wait_work(w, dp, "data-parallel gradient all-reduce");
+    c.works.clear();
+  }
+  if (tpctx.sp) {
+    std::vector<Tensor> views;
+    for (std::size_t i = 0; i < c.meta.names.size(); ++i)
+      if (c.meta.sp_partial[i]) views.push_back(buf.gflat.narrow(0, c.meta.offsets[i], c.meta.numels[i]));
+    if (!views.empty()) {
+      Tensor cat = torch::cat(views);
+      allreduce_sum(cat, tp, "sequence-parallel LayerNorm/bias gradient all-reduce");
+      std::int64_t off = 0;
+      for (auto& v : views) {
+        v.copy_(cat.narrow(0, off, v.numel()));
+        off += v.numel();
+      }
+    }
+  }
+}
+
+// Tied embeddings (Megatron): the embedding on the first stage and its copy in the head on the last stage
+// receive the sum of both gradients, so both copies stay identical.
+void Worker::sync_tied(const std::vector<std::pair<Chunk*, ParamBuf*>>& active) {
+  if (!opt.model.tied_embeddings) return;
+  std::vector<Tensor> local;
+  for (auto [c, b] : active)
+    for (std::size_t i = 0; i < c->meta.names.size(); ++i)
+      if (c->meta.tied[i]) local.push_back(b->gflat.narrow(0, c->meta.offsets[i], c->meta.numels[i]));
+  if (local.size() == 2) {
+    Tensor sum = local[0] + local[1];
+    local[0].copy_(sum);
+    local[1].copy_(sum);
+  } else if (local.size() == 1 && emb.size > 1) {
+    allreduce_sum(local[0], emb, "tied-embedding gradient all-reduce");
+  }
+}
+
+
+void Worker::apply_update(Chunk& c, Tensor p, const Tensor& g) {
+  torch::NoGradGuard ng;
+  if (opt.optimizer == Optimizer::sgd) {
+    p.add_(g, -opt.lr);
+    return;
+  }
+  // Adam (Kingma & Ba 2015), as torch.optim.Adam: β1 0.9, β2 0.999, ε 1e-8, bias-corrected.
+  const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
+  ++c.opt_step;
+  c.exp_avg.mul_(b1).add_(g, 1 - b1);
+  c.exp_avg_sq.mul_(b2).addcmul_(g, g, 1 - b2);
+  const double bc1 = 1 - std::pow(b1, static_cast<double>(c.opt_step));
+  const double bc2 = 1 - std::pow(b2, static_cast<double>(c.opt_step));
+  Tensor denom = (c.exp_avg_sq.sqrt() / std::sqrt(bc2)).add_(eps);
+  p.addcdiv_(c.exp_avg, denom, -opt.lr / bc1);
+}
+
+void Worker::reduce_and_update_flush(Chunk& c) {
+  const std::int64_t shard = c.meta.padded / L.dp, lo = L.dp_rank * shard;
+  ParamBuf& b = *c.main;
+  if (S().zero_stage >= 2) {
+    if (L.dp > 1) {
+      std::vector<Tensor> parts;
+      for (const auto& p : b.gflat.chunk(L.dp)) parts.push_back(p);
+      c.grad_shard = reduce_scatter(parts, dp, "ZeRO gradient reduce-scatter");
+    } else {
+      c.grad_shard = b.gflat;
+    }
+  }
+  if (S().zero_stage == 0) {
+    apply_update(c, b.flat, b.gflat);
+  } else if (S().zero_stage == 3) {
+    apply_update(c, c.shard, c.grad_shard);
+  } else {
+    Tensor mine = b.flat.narrow(0, lo, shard);
+    apply_update(c, mine, S().zero_stage == 1 ? b.gflat.narrow(0, lo, shard) : c.grad_shard);
+  }
+}
+
+void Worker::gather_updated_params(Chunk& c) {
+  if (S().zero_stage != 1 && S().zero_stage != 2) return;
+  const std::int64_t shard = c.meta.padded / L.dp;
+  ParamBuf& b = *c.main;
+  Tensor mine = b.flat.narrow(0, L.dp_rank * shard, shard);
+  auto parts = b.flat.chunk(L.dp);
+  allgather(mine, parts, dp, "ZeRO parameter all-gather");
+}
+
+void Worker::update_async(Chunk& c, ParamBuf& buf) {
+  const std::int64_t newest = c.versions.rbegin()->first;
+  auto next = make_buf(c, c.versions.rbegin()->second->flat.clone());
+  apply_update(c, next->flat, buf.gflat);
+  c.versions[newest + 1] = next;
+  c.main = next;
+  // Keep what later forwards can still ask for: 2BW W(t) and W(t+1); PipeDream only the newest (the in-flight
+  // micro-batches hold their stashed versions themselves).
+  const std::int64_t keep_from = S().schedule == cost::Schedule::two_bw ? newest : newest + 1;
+  for (auto v = c.versions.begin(); v != c.versions.end();)
+    v = v->first < keep_from ? c.versions.erase(v) : std::next(v);
+}
+
+}  // namespace strata::exec
