@@ -1,7 +1,7 @@
 // exec/host_memory: the host memory a run needs before any rank allocates it, and the refusal when this host
 // does not have it (`strata run` with gpt3-175b once allocated until the machine ran out). No torch here.
 //
-// Per rank and model chunk, as src/exec/train.cpp allocates them (fp32, 4 bytes each): the flat parameter
+// Per rank and model chunk, as src/exec/worker_setup.cpp allocates them (fp32, 4 bytes each): the flat parameter
 // buffer (P elements, the rank's tensor-parallel slice), its flat gradient (P), Adam's exp_avg and exp_avg_sq
 // (2·P, or 2·P/dp when ZeRO >= 1 shards them) and under ZeRO-3 the rank's parameter shard (P/dp; the full buffer
 // is re-gathered for compute, so it still counts). Activations: one micro-batch in flight (schedules keep up to
