@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
     const double pred = est.iteration_time_s;
     auto o = exec::make_run_options(m, s, ranks);
     o.steps = steps;
-    o.worker_exe = STRATA_BIN;
+    o.worker_exe = STRATA_BIN_DIR "/strata-exec";
     o.timeout_s = 300;
     fmt::print(stderr, "bench_exec: running {} ...\n", text);
     const auto rec = exec::run_local(o);

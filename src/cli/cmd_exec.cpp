@@ -1,193 +1,13 @@
-// cli/cmd_exec: `strata run` (train a plan for real on local processes or under torchrun), `strata profile`
-// (measure layers and Gloo collectives on this machine) and the hidden `strata exec-worker` (one spawned rank).
-// Without the executor (STRATA_WITH_EXEC undefined) run/profile say so and exit 2.
-#include <fmt/format.h>
+// cli/cmd_exec: the flags and help of `strata run` (train a plan for real on local processes or under torchrun),
+// `strata profile` (measure layers and Gloo collectives on this machine) and the hidden `strata exec-worker` (one
+// spawned rank). No executor code here: the actions are passed in (exec_commands.hpp).
+#include <memory>
 
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <string>
-
-#include "commands.hpp"
-#include "strata/core/error.hpp"
-#include "strata/core/json.hpp"
-#include "strata/core/text.hpp"
-#include "strata/cost/strategy.hpp"
-#include "strata/model/model.hpp"
-#ifdef STRATA_WITH_EXEC
-#include "strata/exec/profile.hpp"
-#include "strata/exec/run.hpp"
-#endif
+#include "exec_commands.hpp"
 
 namespace strata::cli {
-namespace {
 
-struct RunArgs {
-  std::string plan, model, strategy, json, checkpoint, resume, optimizer = "adam", fault;
-  int world_size = 0, steps = 10, threads = 1;
-  std::uint64_t seed = 1;
-  double timeout_s = 60, lr = 1e-3, bucket_mb = 1.0;
-  bool quiet = false;
-};
-
-struct ProfileArgs {
-  std::string model, out = "profile.json", cluster_out, tp = "1,2,4", mbs = "1,2,4,8";
-  int max_group = 8, repeats = 5, comm_repeats = 10, threads = 1, devices = 0, concurrency = 0, cpu_cores = -1;
-  double timeout_s = 60;
-};
-
-#ifndef STRATA_WITH_EXEC
-[[noreturn]] void no_executor(const char* cmd) {
-  fmt::print(stderr, "strata {}: this build has no executor (configured with -DSTRATA_WITH_EXEC=OFF; libtorch and "
-                     "gloo are needed: scripts/setup installs them)\n", cmd);
-  std::exit(core::kInputErrorExitCode);
-}
-#else
-void write_text(const std::string& path, const std::string& text, const std::string& flag) {
-  if (path == "-") {
-    fmt::print("{}", text);
-    return;
-  }
-  std::ofstream f(path);
-  f << text;
-  if (!f) throw core::InputError(fmt::format("{} {}: cannot write the file", flag, path));
-}
-
-std::vector<std::int64_t> int_list(const std::string& text, const std::string& flag) {
-  std::vector<std::int64_t> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const auto end = std::min(text.find(',', start), text.size());
-    const std::string item = text.substr(start, end - start);
-    try {
-      std::size_t used = 0;
-      const long long v = std::stoll(item, &used);
-      if (used != item.size() || v < 1 || v > 4096) throw std::invalid_argument("range");
-      out.push_back(v);
-    } catch (const std::exception&) {
-      throw core::InputError(fmt::format("{}: '{}' is not a positive integer (expected a list like 1,2,4)", flag, item));
-    }
-    start = end + 1;
-  }
-  return out;
-}
-
-void print_record(const exec::RunRecord& r) {
-  std::vector<std::vector<std::string>> rows;
-  for (std::size_t i = 0; i < r.losses.size(); ++i)
-    rows.push_back({std::to_string(r.first_step + static_cast<int>(i)), fmt::format("{:.6f}", r.losses[i]),
-                    i < r.iteration_times_s.size() ? core::format_seconds(r.iteration_times_s[i]) : ""});
-  fmt::print("{}\n", core::render_table({"step", "loss", "iteration time"}, rows));
-  fmt::print("iteration time (median of steady steps): {}\n\n", core::format_seconds(r.iteration_time_s));
-  rows.clear();
-  for (const auto& s : r.stages)
-    rows.push_back({std::to_string(s.stage), core::format_seconds(s.compute_s_per_iter),
-                    core::format_seconds(s.wait_s_per_iter)});
-  fmt::print("{}\n", core::render_table({"stage", "compute/iter", "wait/iter"}, rows));
-  rows.clear();
-  for (const auto& k : r.ranks)
-    rows.push_back({std::to_string(k.rank), std::to_string(k.stage), std::to_string(k.dp_rank),
-                    std::to_string(k.tp_rank), core::format_bytes(k.peak_rss_bytes)});
-  fmt::print("{}", core::render_table({"rank", "stage", "dp", "tp", "peak RSS"}, rows));
-}
-
-void run_run(const RunArgs& a) {
-  if (a.plan.empty() == a.strategy.empty())
-    throw core::InputError("run: give exactly one of --plan FILE and --strategy S");
-  std::string model_name = a.model;
-  cost::Strategy s;
-  if (!a.plan.empty()) {
-    s = cost::load_strategy_file(a.plan);
-    const auto j = core::load_json_file(a.plan);
-    if (model_name.empty() && j.is_object() && j.contains("model") && j["model"].is_string())
-      model_name = j["model"].get<std::string>();
-  } else {
-    s = cost::parse_strategy(a.strategy);
-  }
-  if (model_name.empty()) throw core::InputError("run: --model is required (the plan file names no model)");
-  const auto m = model::resolve_model(model_name);
-  if (!a.resume.empty() && !std::filesystem::exists(a.resume + "/meta.json"))
-    throw core::InputError(fmt::format("--resume {}: not a strata checkpoint directory (no meta.json)", a.resume));
-  exec::RunOptions o = exec::make_run_options(m, s, a.world_size);
-  o.steps = a.steps;
-  o.seed = a.seed;
-  o.optimizer = exec::parse_optimizer(a.optimizer, "--optimizer");
-  o.lr = a.lr;
-  o.timeout_s = a.timeout_s;
-  o.checkpoint_dir = a.checkpoint;
-  o.resume_dir = a.resume;
-  o.threads = a.threads;
-  o.bucket_bytes = a.bucket_mb * 1024 * 1024;
-  o.progress = !a.quiet;
-  if (!a.fault.empty()) o.fault = exec::parse_fault(a.fault, "--fault");
-  exec::RunRecord rec;
-  try {
-    const auto env = exec::dist_env_from_environment();
-    if (env.world_size > 0 && !env.loopback) {
-      // Under torchrun: this process is one rank; rank 0 reports.
-      rec = exec::worker_run(o, env, "");
-      if (env.rank != 0) return;
-    } else {
-      rec = exec::run_local(o);
-    }
-  } catch (const exec::ExecError& e) {
-    std::fflush(stdout);
-    fmt::print(stderr, "strata: run failed: {}\n", e.what());
-    std::exit(1);
-  }
-  if (!a.json.empty()) write_text(a.json, to_json(rec).dump(2) + "\n", "--json");
-  if (a.json != "-") print_record(rec);
-}
-
-void run_profile_cmd(const ProfileArgs& a) {
-  const auto m = model::resolve_model(a.model);
-  exec::ProfileOptions o;
-  o.model = exec::gpt_dims_of(m);
-  o.tp.clear();
-  for (auto t : int_list(a.tp, "--tp")) o.tp.push_back(static_cast<int>(t));
-  o.mbs = int_list(a.mbs, "--mbs");
-  if (a.max_group < 0 || a.max_group == 1 || a.max_group > 16)
-    throw core::InputError(fmt::format("--max-group: must be 0 (skip) or 2..16, got {}", a.max_group));
-  o.max_group = a.max_group;
-  if (a.repeats < 1) throw core::InputError("--repeats: must be >= 1");
-  o.repeats = a.repeats;
-  o.comm_repeats = a.comm_repeats;
-  o.threads = a.threads;
-  const int usable = exec::usable_cpu_cores();
-  const int devices = a.devices > 0 ? a.devices : std::max(2, a.max_group);
-  // Default: as many layer-timing processes as the ranks can keep cores busy, min(devices, cores): the layer times
-  // then carry the shared caches and memory bandwidth of a busy host but no time-sharing of a core.
-  o.concurrency = a.concurrency > 0 ? a.concurrency : std::min(devices, usable);
-  o.timeout_s = a.timeout_s;
-  o.progress = true;
-  nlohmann::ordered_json profile;
-  try {
-    profile = exec::run_profile(o);
-  } catch (const exec::ExecError& e) {
-    fmt::print(stderr, "strata: profile failed: {}\n", e.what());
-    std::exit(1);
-  }
-  write_text(a.out, profile.dump(2) + "\n", "--out");
-  fmt::print("wrote {} ({} layer rows, {} collective rows)\n", a.out, profile["layers"].size(),
-             profile["collectives"].size());
-  if (!a.cluster_out.empty()) {
-    // Layer times measured with more processes than cores already include the time-sharing: not counted twice.
-    const int cores = o.concurrency > usable ? 0 : a.cpu_cores >= 0 ? a.cpu_cores : usable;
-    write_text(a.cluster_out, exec::local_cluster_json(profile, devices, cores).dump(2) + "\n", "--cluster-out");
-    if (cores > 0)
-      fmt::print("wrote {} (one node of {} cpu devices sharing {} cores{})\n", a.cluster_out, devices, cores,
-                 devices > cores ? ": the cost model bounds its compute by the cores" : "");
-    else
-      fmt::print("wrote {} (one node of {} cpu devices, no cpu_cores: layer times include the sharing)\n",
-                 a.cluster_out, devices);
-  }
-}
-#endif
-
-}  // namespace
-
-void register_exec_commands(CLI::App& app) {
+void register_exec_commands(CLI::App& app, const ExecHandlers& handlers) {
   auto ra = std::make_shared<RunArgs>();
   auto* run = app.add_subcommand(
       "run",
@@ -216,13 +36,7 @@ void register_exec_commands(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   run->add_flag("--quiet", ra->quiet, "No progress lines on stderr");
   run->add_option("--fault", ra->fault, "Testing: make RANK fail at STEP (RANK:STEP[:kill|hang|exit])")->group("");
-  run->callback([ra] {
-#ifdef STRATA_WITH_EXEC
-    run_run(*ra);
-#else
-    no_executor("run");
-#endif
-  });
+  run->callback([ra, h = handlers.run] { h(*ra); });
 
   auto pa = std::make_shared<ProfileArgs>();
   auto* prof = app.add_subcommand(
@@ -257,34 +71,17 @@ void register_exec_commands(CLI::App& app) {
                    "shared). With N above this machine's cores the times include time-sharing a core, and the cluster "
                    "file then has no cpu_cores, so the sharing is not counted twice")
       ->check(CLI::Range(1, 64));
-  prof->callback([pa] {
-#ifdef STRATA_WITH_EXEC
-    run_profile_cmd(*pa);
-#else
-    no_executor("profile");
-#endif
-  });
+  prof->callback([pa, h = handlers.profile] { h(*pa); });
 
   // One spawned rank of `strata run` / `strata profile` (not for people: the launcher passes these).
-  auto wa = std::make_shared<std::pair<std::string, std::string>>();
-  auto mode = std::make_shared<bool>(false);
-  auto layers_mode = std::make_shared<bool>(false);
+  auto wa = std::make_shared<WorkerArgs>();
   auto* worker = app.add_subcommand("exec-worker", "internal: one rank spawned by strata run/profile");
   worker->group("");
-  worker->add_option("--config", wa->first)->required();
-  worker->add_option("--result", wa->second);
-  worker->add_flag("--profile-comm", *mode);
-  worker->add_flag("--profile-layers", *layers_mode);
-  worker->callback([wa, mode, layers_mode] {
-#ifdef STRATA_WITH_EXEC
-    if (*mode) exec::profile_worker_main(wa->first, wa->second);
-    if (*layers_mode) exec::profile_layers_worker_main(wa->first, wa->second);
-    exec::worker_process_main(wa->first, wa->second);
-#else
-    (void)layers_mode;
-    no_executor("exec-worker");
-#endif
-  });
+  worker->add_option("--config", wa->config)->required();
+  worker->add_option("--result", wa->result);
+  worker->add_flag("--profile-comm", wa->profile_comm);
+  worker->add_flag("--profile-layers", wa->profile_layers);
+  worker->callback([wa, h = handlers.worker] { h(*wa); });
 }
 
 }  // namespace strata::cli

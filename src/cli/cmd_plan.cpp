@@ -158,7 +158,7 @@ void run_plan(const PlanArgs& a) {
   if (a.trials < 0 || a.trial_steps < 1)
     throw core::InputError("plan: --trials/--trial-steps: must be >= 0 / >= 1");
   nlohmann::ordered_json trials;
-  if (a.trials > 0) trials = run_plan_trials(m, c, r, a.trials, a.trial_steps, a.trial_timeout_s);
+  if (a.trials > 0) trials = run_plan_trials(a.model, c, r, a.trials, a.trial_steps, a.trial_timeout_s);
   if (!a.json_file.empty()) {
     auto j = plan::plan_to_json(r, m, c, opt);
     if (a.trials > 0) j["trials"] = trials;

@@ -1,5 +1,5 @@
 // cli/commands: each file cmd_*.cpp registers its sub-commands on the root CLI11 app. The CLI stays thin:
-// parse flags, call the library, print a table or JSON.
+// parse flags, call the library, print a table or JSON. run/profile/exec-worker: exec_commands.hpp.
 #pragma once
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -16,7 +16,6 @@ void register_describe_command(CLI::App& app);   // describe                    
 void register_estimate_commands(CLI::App& app);  // estimate, validate                (cmd_estimate.cpp)
 void register_plan_command(CLI::App& app);       // plan                              (cmd_plan.cpp)
 void register_simulate_command(CLI::App& app);   // simulate                          (cmd_simulate.cpp)
-void register_exec_commands(CLI::App& app);      // run, profile                      (cmd_exec.cpp)
 void register_sched_commands(CLI::App& app);     // allocate, schedule                (cmd_sched.cpp)
 void register_export_command(CLI::App& app);     // export                            (cmd_export.cpp)
 void register_report_command(CLI::App& app);     // report                            (cmd_report.cpp)

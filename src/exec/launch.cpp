@@ -196,6 +196,7 @@ void spawn_and_wait(const std::string& exe, const std::vector<std::string>& args
 RunRecord run_local(const RunOptions& o) {
   const int world = o.strategy.dp * o.strategy.tp * o.strategy.pp;
   if (world < 1) throw ExecError("run_local: the strategy is not complete (dp·tp·pp < 1)");
+  check_host_memory(o, world);  // all ranks run on this host: refuse before any of them allocates
   detail::TempDir dir;
   const std::string config = dir.path + "/config.json";
   const std::string result = dir.path + "/record.json";
@@ -225,9 +226,11 @@ DistEnv dist_env_from_environment() {
     e.rank = std::stoi(rank);
     e.world_size = std::stoi(world);
     e.local_rank = get("LOCAL_RANK").empty() ? e.rank : std::stoi(get("LOCAL_RANK"));
+    e.local_world_size = get("LOCAL_WORLD_SIZE").empty() ? 1 : std::stoi(get("LOCAL_WORLD_SIZE"));
     e.master_port = get("MASTER_PORT").empty() ? 29500 : std::stoi(get("MASTER_PORT"));
   } catch (const std::exception&) {
-    throw core::InputError("environment: RANK, WORLD_SIZE, LOCAL_RANK and MASTER_PORT must be integers");
+    throw core::InputError(
+        "environment: RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE and MASTER_PORT must be integers");
   }
   if (!get("MASTER_ADDR").empty()) e.master_addr = get("MASTER_ADDR");
   e.loopback = get("STRATA_EXEC_LOOPBACK") == "1";

@@ -9,6 +9,7 @@
 #include "strata/core/json.hpp"
 #include "strata/core/text.hpp"
 #include "strata/exec/run.hpp"
+#include "strata/hw/cluster.hpp"
 #include "strata/hw/hardware.hpp"
 
 namespace strata::exec {
@@ -111,26 +112,14 @@ FaultSpec parse_fault(std::string_view text, const std::string& where) {
 }
 
 hw::Cluster local_cpu_cluster(int world_size) {
+  // The catalog's cpu-local node type (placeholder cpu devices on loopback) with world_size devices, built by
+  // hw::add_nodes like every other cluster (so its derived fields, e.g. has_oversubscribed_cpu_node, hold).
+  const auto catalog = hw::builtin_catalog();
+  hw::NodeSpec node = catalog.node("cpu-local", "executor: local cluster");
+  node.gpus = world_size;
   hw::Cluster c;
   c.name = fmt::format("cpu-local:{}", world_size);
-  const auto catalog = hw::builtin_catalog();
-  if (const auto* cpu = catalog.find_gpu("cpu")) {
-    c.gpu_types.push_back(*cpu);
-  } else {
-    hw::GpuSpec g;
-    g.name = "cpu";
-    g.vendor = "cpu";
-    g.peak_flops[hw::Dtype::fp32] = 1e11;
-    c.gpu_types.push_back(g);
-  }
-  hw::Node n;
-  n.node_type = "cpu-local";
-  n.num_devices = world_size;
-  n.intra.name = "loopback";
-  n.intra.bw_bytes_per_s = 1e9;
-  n.nic = n.intra;
-  c.nodes.push_back(n);
-  for (int i = 0; i < world_size; ++i) c.devices.push_back(hw::Device{i, 0, i, 0});
+  hw::add_nodes(c, node, 1, catalog);
   return c;
 }
 

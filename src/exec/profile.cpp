@@ -21,6 +21,8 @@
 #include "strata/core/error.hpp"
 #include "strata/core/json.hpp"
 #include "strata/cost/profile.hpp"
+#include "strata/hw/cluster.hpp"
+#include "strata/hw/hardware.hpp"
 
 namespace strata::exec {
 namespace {
@@ -259,30 +261,40 @@ nlohmann::ordered_json local_cluster_json(const nlohmann::json& profile, int dev
       latency = std::max(f.alpha_s, 1e-7);
     }
   const auto& machine = profile.contains("machine") ? profile.at("machine") : nlohmann::json::object();
-  const double flops = machine.value("matmul_flops_per_s", 1e11);
-  const double mem = machine.value("memory_bytes", 16.0 * (1 << 30)) / std::max(1, devices);
-  const double mem_bw = machine.value("memory_bw_bytes_per_s", 2e10);
+  hw::Catalog local;
+  hw::GpuSpec gpu;
+  gpu.name = "cpu-local";
+  gpu.display_name = "this machine's CPU, one executor rank";
+  gpu.vendor = "cpu";
+  gpu.memory_bytes = machine.value("memory_bytes", 16.0 * (1 << 30)) / std::max(1, devices);
+  gpu.memory_bw_bytes_per_s = machine.value("memory_bw_bytes_per_s", 2e10);
+  gpu.peak_flops[hw::Dtype::fp32] = machine.value("matmul_flops_per_s", 1e11);
+  gpu.source = "measured by strata profile: 512^3 fp32 matmul, one thread; memory = RAM / devices";
+  local.gpus.push_back(gpu);
+  hw::LinkSpec link;
+  link.name = "loopback";
+  link.bw_bytes_per_s = bw;
+  link.latency_s = latency;
+  link.source = "measured by strata profile: Gloo p2p on 127.0.0.1, α–β fit";
+  local.links.push_back(link);
+  hw::NodeSpec node;
+  node.name = "cpu-local";
+  node.gpu = gpu.name;
+  node.gpus = devices;
+  node.intra_link = node.nic_link = link.name;
+  node.nics = 1;
+  node.cpu_cores = cpu_cores;
+  node.source = "strata profile of this machine";
+  // Built with hw's builder, so a file the loader would reject is never written (InputError here instead).
+  hw::Cluster check;
+  check.name = "cpu-local";
+  hw::add_nodes(check, node, 1, local);
   nlohmann::ordered_json j;
-  j["name"] = "cpu-local";
-  j["gpus"] = {{{"name", "cpu-local"},
-                {"display_name", "this machine's CPU, one executor rank"},
-                {"vendor", "cpu"},
-                {"memory_bytes", mem},
-                {"memory_bw_bytes_per_s", mem_bw},
-                {"peak_flops", {{"fp32", flops}}},
-                {"source", "measured by strata profile: 512^3 fp32 matmul, one thread; memory = RAM / devices"}}};
-  j["links"] = {{{"name", "loopback"},
-                 {"bw_bytes_per_s", bw},
-                 {"latency_s", latency},
-                 {"source", "measured by strata profile: Gloo p2p on 127.0.0.1, α–β fit"}}};
-  j["nodes"] = {{{"count", 1},
-                 {"name", "cpu-local"},
-                 {"gpu", "cpu-local"},
-                 {"gpus", devices},
-                 {"intra_link", "loopback"},
-                 {"nics", 1},
-                 {"nic_link", "loopback"}}};
-  if (cpu_cores > 0) j["nodes"][0]["cpu_cores"] = cpu_cores;
+  j["name"] = check.name;
+  j["gpus"] = {hw::to_json(gpu)};
+  j["links"] = {hw::to_json(link)};
+  j["nodes"] = {hw::to_json(node)};
+  j["nodes"][0]["count"] = 1;
   return j;
 }
 

@@ -24,7 +24,7 @@ inline RunOptions tiny(const std::string& strategy, Optimizer opt = Optimizer::a
   o.lr = opt == Optimizer::adam ? 3e-3 : 0.2;
   o.timeout_s = 60;
   o.bucket_bytes = 64 * 1024;  // several buckets even for the tiny model
-  o.worker_exe = STRATA_BIN;
+  o.worker_exe = STRATA_BIN_DIR "/strata-exec";
   return o;
 }
 

@@ -113,3 +113,11 @@ TEST(ExecCli, ProfileWritesFilesTheCostModelReads) {
 }
 
 }  // namespace
+
+TEST(ExecCli, RunRefusesAModelTheHostCannotHold) {
+  // gpt3-175b needs ~2.8 TB in fp32 with Adam: refused with both figures before any rank allocates.
+  const auto r = run("run --model gpt3-175b --strategy dp=1,tp=1,pp=1,gbs=1 --steps 1 --quiet");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("MemAvailable"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("needs at least"), std::string::npos) << r.out;
+}

@@ -123,9 +123,23 @@ RunRecord run_local(const RunOptions& o);
 // Trains in this process (the strategy must have dp = tp = pp = 1): the single-process reference of the tests.
 RunRecord run_in_process(const RunOptions& o);
 
+// Host memory a run needs (bytes), counted as the executor allocates it (src/exec/host_memory.cpp gives the
+// terms and sources): a lower bound, so a run it refuses cannot fit.
+struct HostMemoryNeed {
+  double largest_rank_bytes = 0;  // the rank of the heaviest stage
+  double all_ranks_bytes = 0;     // summed over all dp·tp·pp ranks
+};
+HostMemoryNeed host_memory_need(const RunOptions& o);
+// MemAvailable of /proc/meminfo in bytes; -1 when it cannot be read.
+double available_host_memory_bytes();
+// InputError (one line with both figures) when the `local_ranks` ranks of this host need more than
+// MemAvailable. run_local checks all ranks; under torchrun each process checks its host's LOCAL_WORLD_SIZE share.
+void check_host_memory(const RunOptions& o, int local_ranks);
+
 // Rank environment of a worker (torchrun's variables).
 struct DistEnv {
   int rank = 0, world_size = 1, local_rank = 0;
+  int local_world_size = 1;  // LOCAL_WORLD_SIZE (ranks on this host); 1 when unset
   std::string master_addr = "127.0.0.1";
   int master_port = 0;
   bool loopback = false;  // spawned by run_local: bind Gloo to 127.0.0.1

@@ -1,0 +1,180 @@
+// exec_cli/run_commands: what `strata run`, `strata profile` and the hidden `strata exec-worker` do, in the
+// `strata-exec` binary (the only one linking libtorch and Gloo; `strata` hands these command lines over to it).
+// The flags are defined once in src/cli/cmd_exec.cpp.
+#include "run_commands.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "strata/core/error.hpp"
+#include "strata/core/json.hpp"
+#include "strata/core/text.hpp"
+#include "strata/cost/strategy.hpp"
+#include "strata/exec/profile.hpp"
+#include "strata/exec/run.hpp"
+#include "strata/model/model.hpp"
+
+namespace strata::cli {
+namespace {
+
+void write_text(const std::string& path, const std::string& text, const std::string& flag) {
+  if (path == "-") {
+    fmt::print("{}", text);
+    return;
+  }
+  std::ofstream f(path);
+  f << text;
+  if (!f) throw core::InputError(fmt::format("{} {}: cannot write the file", flag, path));
+}
+
+std::vector<std::int64_t> int_list(const std::string& text, const std::string& flag) {
+  std::vector<std::int64_t> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto end = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, end - start);
+    try {
+      std::size_t used = 0;
+      const long long v = std::stoll(item, &used);
+      if (used != item.size() || v < 1 || v > 4096) throw std::invalid_argument("range");
+      out.push_back(v);
+    } catch (const std::exception&) {
+      throw core::InputError(fmt::format("{}: '{}' is not a positive integer (expected a list like 1,2,4)", flag, item));
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
+void print_record(const exec::RunRecord& r) {
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t i = 0; i < r.losses.size(); ++i)
+    rows.push_back({std::to_string(r.first_step + static_cast<int>(i)), fmt::format("{:.6f}", r.losses[i]),
+                    i < r.iteration_times_s.size() ? core::format_seconds(r.iteration_times_s[i]) : ""});
+  fmt::print("{}\n", core::render_table({"step", "loss", "iteration time"}, rows));
+  fmt::print("iteration time (median of steady steps): {}\n\n", core::format_seconds(r.iteration_time_s));
+  rows.clear();
+  for (const auto& s : r.stages)
+    rows.push_back({std::to_string(s.stage), core::format_seconds(s.compute_s_per_iter),
+                    core::format_seconds(s.wait_s_per_iter)});
+  fmt::print("{}\n", core::render_table({"stage", "compute/iter", "wait/iter"}, rows));
+  rows.clear();
+  for (const auto& k : r.ranks)
+    rows.push_back({std::to_string(k.rank), std::to_string(k.stage), std::to_string(k.dp_rank),
+                    std::to_string(k.tp_rank), core::format_bytes(k.peak_rss_bytes)});
+  fmt::print("{}", core::render_table({"rank", "stage", "dp", "tp", "peak RSS"}, rows));
+}
+
+void run_run(const RunArgs& a) {
+  if (a.plan.empty() == a.strategy.empty())
+    throw core::InputError("run: give exactly one of --plan FILE and --strategy S");
+  std::string model_name = a.model;
+  cost::Strategy s;
+  if (!a.plan.empty()) {
+    s = cost::load_strategy_file(a.plan);
+    const auto j = core::load_json_file(a.plan);
+    if (model_name.empty() && j.is_object() && j.contains("model") && j["model"].is_string())
+      model_name = j["model"].get<std::string>();
+  } else {
+    s = cost::parse_strategy(a.strategy);
+  }
+  if (model_name.empty()) throw core::InputError("run: --model is required (the plan file names no model)");
+  const auto m = model::resolve_model(model_name);
+  if (!a.resume.empty() && !std::filesystem::exists(a.resume + "/meta.json"))
+    throw core::InputError(fmt::format("--resume {}: not a strata checkpoint directory (no meta.json)", a.resume));
+  exec::RunOptions o = exec::make_run_options(m, s, a.world_size);
+  o.steps = a.steps;
+  o.seed = a.seed;
+  o.optimizer = exec::parse_optimizer(a.optimizer, "--optimizer");
+  o.lr = a.lr;
+  o.timeout_s = a.timeout_s;
+  o.checkpoint_dir = a.checkpoint;
+  o.resume_dir = a.resume;
+  o.threads = a.threads;
+  o.bucket_bytes = a.bucket_mb * 1024 * 1024;
+  o.progress = !a.quiet;
+  if (!a.fault.empty()) o.fault = exec::parse_fault(a.fault, "--fault");
+  exec::RunRecord rec;
+  try {
+    const auto env = exec::dist_env_from_environment();
+    if (env.world_size > 0 && !env.loopback) {
+      // Under torchrun: this process is one rank; rank 0 reports.
+      exec::check_host_memory(o, std::max(1, env.local_world_size));
+      rec = exec::worker_run(o, env, "");
+      if (env.rank != 0) return;
+    } else {
+      rec = exec::run_local(o);
+    }
+  } catch (const exec::ExecError& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "strata: run failed: {}\n", e.what());
+    std::exit(1);
+  }
+  if (!a.json.empty()) write_text(a.json, to_json(rec).dump(2) + "\n", "--json");
+  if (a.json != "-") print_record(rec);
+}
+
+void run_profile_cmd(const ProfileArgs& a) {
+  const auto m = model::resolve_model(a.model);
+  exec::ProfileOptions o;
+  o.model = exec::gpt_dims_of(m);
+  o.tp.clear();
+  for (auto t : int_list(a.tp, "--tp")) o.tp.push_back(static_cast<int>(t));
+  o.mbs = int_list(a.mbs, "--mbs");
+  if (a.max_group < 0 || a.max_group == 1 || a.max_group > 16)
+    throw core::InputError(fmt::format("--max-group: must be 0 (skip) or 2..16, got {}", a.max_group));
+  o.max_group = a.max_group;
+  if (a.repeats < 1) throw core::InputError("--repeats: must be >= 1");
+  o.repeats = a.repeats;
+  o.comm_repeats = a.comm_repeats;
+  o.threads = a.threads;
+  const int usable = exec::usable_cpu_cores();
+  const int devices = a.devices > 0 ? a.devices : std::max(2, a.max_group);
+  // Default: as many layer-timing processes as the ranks can keep cores busy, min(devices, cores): the layer times
+  // then carry the shared caches and memory bandwidth of a busy host but no time-sharing of a core.
+  o.concurrency = a.concurrency > 0 ? a.concurrency : std::min(devices, usable);
+  o.timeout_s = a.timeout_s;
+  o.progress = true;
+  nlohmann::ordered_json profile;
+  try {
+    profile = exec::run_profile(o);
+  } catch (const exec::ExecError& e) {
+    fmt::print(stderr, "strata: profile failed: {}\n", e.what());
+    std::exit(1);
+  }
+  write_text(a.out, profile.dump(2) + "\n", "--out");
+  fmt::print("wrote {} ({} layer rows, {} collective rows)\n", a.out, profile["layers"].size(),
+             profile["collectives"].size());
+  if (!a.cluster_out.empty()) {
+    // Layer times measured with more processes than cores already include the time-sharing: not counted twice.
+    const int cores = o.concurrency > usable ? 0 : a.cpu_cores >= 0 ? a.cpu_cores : usable;
+    write_text(a.cluster_out, exec::local_cluster_json(profile, devices, cores).dump(2) + "\n", "--cluster-out");
+    if (cores > 0)
+      fmt::print("wrote {} (one node of {} cpu devices sharing {} cores{})\n", a.cluster_out, devices, cores,
+                 devices > cores ? ": the cost model bounds its compute by the cores" : "");
+    else
+      fmt::print("wrote {} (one node of {} cpu devices, no cpu_cores: layer times include the sharing)\n",
+                 a.cluster_out, devices);
+  }
+}
+}  // namespace
+
+ExecHandlers executor_handlers() {
+  ExecHandlers h;
+  h.run = run_run;
+  h.profile = run_profile_cmd;
+  h.worker = [](const WorkerArgs& w) {
+    if (w.profile_comm) exec::profile_worker_main(w.config, w.result);
+    if (w.profile_layers) exec::profile_layers_worker_main(w.config, w.result);
+    exec::worker_process_main(w.config, w.result);
+  };
+  return h;
+}
+
+}  // namespace strata::cli
