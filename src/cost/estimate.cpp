@@ -84,6 +84,7 @@ std::string gpu_name_of(const hw::Cluster& c, const StageContext& ctx) { return 
 }  // namespace
 
 Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s, const CostOptions& opt) {
+  require_uniform(s);  // per-stage / per-layer strategies: issues 14, 16, 17
   const int p = s.pp, v = s.virtual_stages, chunks = p * v;
   if (static_cast<int>(s.split.size()) != chunks || static_cast<int>(s.placement.size()) != s.num_devices() ||
       s.num_devices() != c.num_devices())

@@ -80,6 +80,7 @@ nlohmann::ordered_json to_json(const PipelineProgram& prog) {
 std::int64_t two_bw_version(std::int64_t k, std::int64_t m) { return std::max<std::int64_t>(k / m - 1, 0); }
 
 ProgramShape program_shape(const Strategy& s, int iterations, std::int64_t first_iteration) {
+  require_uniform(s, "building the pipeline program of");
   ProgramShape sh;
   sh.schedule = s.schedule;
   sh.p = s.pp;

@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <limits>
 #include <numeric>
 #include <set>
@@ -13,60 +12,24 @@
 #include "strata/core/error.hpp"
 #include "strata/core/json.hpp"
 #include "strata/core/text.hpp"
+#include "strategy_text.hpp"
 
 namespace strata::cost {
 namespace {
 
 using core::InputError;
 
-[[noreturn]] void rule_error(const std::string& rule, const std::string& detail) {
-  throw InputError(fmt::format("strategy: rule '{}' violated: {}", rule, detail));
-}
-
-std::int64_t parse_int(std::string_view text, const std::string& where, const std::string& key) {
-  std::int64_t v = 0;
-  const auto* end = text.data() + text.size();
-  auto [p, ec] = std::from_chars(text.data(), end, v);
-  if (text.empty() || ec != std::errc() || p != end)
-    throw InputError(fmt::format("{}: {}: '{}' is not an integer", where, key, text));
-  return v;
-}
-
-int parse_small_int(std::string_view text, const std::string& where, const std::string& key, int min_value) {
-  const auto v = parse_int(text, where, key);
-  if (v < min_value || v > 1'000'000)
-    throw InputError(fmt::format("{}: {}: {} is out of range (must be >= {})", where, key, v, min_value));
-  return static_cast<int>(v);
-}
-
-std::vector<int> parse_int_list(std::string_view text, const std::string& where, const std::string& key,
-                                int min_value) {
-  std::vector<int> out;
-  std::size_t start = 0;
-  while (true) {
-    const auto plus = text.find('+', start);
-    const auto part = text.substr(start, plus == std::string_view::npos ? std::string_view::npos : plus - start);
-    out.push_back(parse_small_int(part, where, key, min_value));
-    if (plus == std::string_view::npos) break;
-    start = plus + 1;
-  }
-  return out;
-}
+using detail::join_ints;
+using detail::parse_int;
+using detail::parse_int_list;
+using detail::parse_small_int;
+using detail::rule_error;
 
 bool parse_on_off(std::string_view text, const std::string& where, const std::string& key) {
   const auto t = core::to_lower(text);
   if (t == "on" || t == "true" || t == "1" || t == "yes") return true;
   if (t == "off" || t == "false" || t == "0" || t == "no") return false;
   throw InputError(fmt::format("{}: {}: '{}' is not on/off", where, key, text));
-}
-
-std::string join_ints(const std::vector<int>& v, char sep) {
-  std::string out;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (i) out += sep;
-    out += std::to_string(v[i]);
-  }
-  return out;
 }
 
 // "flash" | "eager" | "auto" (= unset: the GPU's default).
@@ -78,7 +41,7 @@ std::optional<model::AttentionKernel> parse_attention_value(std::string_view tex
 const std::vector<std::string>& valid_keys() {
   static const std::vector<std::string> keys = {"dp",   "tp",       "pp",     "mbs", "gbs",  "v",     "schedule",
                                                 "zero", "recompute", "rlayers", "sp", "dtype", "split", "place",
-                                                "attention"};
+                                                "attention", "stages", "layers"};
   return keys;
 }
 
@@ -119,6 +82,7 @@ Strategy parse_strategy(std::string_view text, const std::string& where) {
   s.global_batch = 0;
   s.virtual_stages = 0;
   bool schedule_given = false;
+  std::optional<std::vector<std::vector<LayerChoice>>> layer_groups;
   std::set<std::string> seen;
   std::size_t start = 0;
   const auto trimmed = [](std::string_view v) {
@@ -165,16 +129,35 @@ Strategy parse_strategy(std::string_view text, const std::string& where) {
     else if (key == "attention") s.attention = parse_attention_value(value, where + ": attention");
     else if (key == "split") s.split = parse_int_list(value, where, key, 1);
     else if (key == "place") s.placement = parse_int_list(value, where, key, 0);
+    else if (key == "stages") s.stages = detail::parse_stages(value, where);
+    else if (key == "layers") layer_groups = detail::parse_layer_groups(value, where);
     else
       throw InputError(fmt::format("{}: unknown key '{}' (valid keys: {})", where, key, core::join(valid_keys())));
     if (comma == text.size()) break;
   }
   if (!schedule_given && s.virtual_stages > 1) s.schedule = Schedule::interleaved;
   if (s.virtual_stages == 0) s.virtual_stages = 1;
+  if (layer_groups) detail::attach_layer_groups(s.stages, std::move(*layer_groups), where);
   return s;
 }
 
+namespace {
+// The per-stage form: the shared keys, then the stages (dp, tp, split and place belong to them).
+std::string stages_form_to_cli(const Strategy& s) {
+  std::string out = s.pp > 0 ? fmt::format("pp={},", s.pp) : std::string();
+  out += fmt::format("mbs={},gbs={},schedule={},zero={},recompute={},sp={},dtype={}", s.micro_batch, s.global_batch,
+                     to_string(s.schedule), s.zero_stage, model::to_string(s.recompute),
+                     s.sequence_parallel ? "on" : "off", hw::to_string(s.dtype));
+  if (!s.recompute_layers.empty()) out += ",rlayers=" + join_ints(s.recompute_layers, '+');
+  if (s.attention) out += fmt::format(",attention={}", model::to_string(*s.attention));
+  out += ",stages=" + detail::stages_to_cli(s.stages);
+  if (const auto layers = detail::layer_groups_to_cli(s.stages); !layers.empty()) out += ",layers=" + layers;
+  return out;
+}
+}  // namespace
+
 std::string to_cli_string(const Strategy& s) {
+  if (!s.stages.empty()) return stages_form_to_cli(s);
   std::string out = fmt::format("dp={},tp={},pp={},mbs={},gbs={},v={},schedule={},zero={},recompute={},sp={},dtype={}",
                                 s.dp, s.tp, s.pp, s.micro_batch, s.global_batch, s.virtual_stages,
                                 to_string(s.schedule), s.zero_stage, model::to_string(s.recompute),
@@ -191,6 +174,20 @@ std::string to_cli_string(const Strategy& s) {
 
 nlohmann::ordered_json to_json(const Strategy& s) {
   nlohmann::ordered_json j;
+  if (!s.stages.empty()) {  // per-stage form: no dp, tp, v, split, placement (the stages hold them)
+    if (s.pp > 0) j["pp"] = s.pp;
+    j["mbs"] = s.micro_batch;
+    j["gbs"] = s.global_batch;
+    j["schedule"] = std::string(to_string(s.schedule));
+    j["zero"] = s.zero_stage;
+    j["recompute"] = std::string(model::to_string(s.recompute));
+    j["recompute_layers"] = s.recompute_layers;
+    j["sp"] = s.sequence_parallel;
+    j["dtype"] = std::string(hw::to_string(s.dtype));
+    if (s.attention) j["attention"] = std::string(model::to_string(*s.attention));
+    j["stages"] = detail::stages_to_json(s.stages);
+    return j;
+  }
   j["dp"] = s.dp;
   j["tp"] = s.tp;
   j["pp"] = s.pp;
@@ -209,38 +206,15 @@ nlohmann::ordered_json to_json(const Strategy& s) {
   return j;
 }
 
-namespace {
-std::vector<int> json_int_list(const core::Json& obj, std::string_view key, const core::JsonWhere& where,
-                               int min_value) {
-  std::vector<int> out;
-  if (!core::has_field(obj, key)) return out;
-  const auto& arr = obj.at(std::string(key));
-  const auto w = where.field(key);
-  core::expect_array(arr, w);
-  for (std::size_t i = 0; i < arr.size(); ++i) {
-    const auto& e = arr[i];
-    if (!e.is_number_integer() || e.get<std::int64_t>() < min_value || e.get<std::int64_t>() > 1'000'000)
-      core::fail(w.index(i), fmt::format("must be an integer >= {}", min_value));
-    out.push_back(static_cast<int>(e.get<std::int64_t>()));
-  }
-  return out;
-}
-
-int json_small_int(const core::Json& obj, std::string_view key, const core::JsonWhere& where, int min_value,
-                   int fallback) {
-  if (!core::has_field(obj, key)) return fallback;
-  const auto v = core::get_int(obj, key, where);
-  if (v < min_value || v > 1'000'000) core::fail(where.field(key), fmt::format("must be >= {}", min_value));
-  return static_cast<int>(v);
-}
-}  // namespace
+using detail::json_int_list;
+using detail::json_small_int;
 
 Strategy strategy_from_json(const nlohmann::json& j, const std::string& origin) {
   const core::JsonWhere where{origin, ""};
   core::expect_object(j, where);
   static const std::set<std::string> known = {"dp",  "tp",       "pp",  "mbs",   "gbs",   "v",        "schedule",
                                               "zero", "recompute", "recompute_layers", "sp", "dtype", "split",
-                                              "placement", "attention"};
+                                              "placement", "attention", "stages"};
   for (const auto& [k, _] : j.items())
     if (!known.count(k))
       core::fail(where.field(k), fmt::format("unknown field (valid: {})",
@@ -272,6 +246,7 @@ Strategy strategy_from_json(const nlohmann::json& j, const std::string& origin) 
   s.placement = json_int_list(j, "placement", where, 0);
   if (auto at = core::opt_string(j, "attention", where))
     s.attention = parse_attention_value(*at, where.field("attention").str());
+  if (core::has_field(j, "stages")) s.stages = detail::stages_from_json(j.at("stages"), where.field("stages"));
   return s;
 }
 
@@ -313,6 +288,11 @@ std::vector<int> default_split(const model::Model& m, int num_chunks) {
 }
 
 std::vector<int> chunk_boundaries(const Strategy& s) {
+  if (!s.stages.empty()) {
+    std::vector<int> b(s.stages.size() + 1, 0);
+    for (std::size_t i = 0; i < s.stages.size(); ++i) b[i + 1] = b[i] + s.stages[i].layers;
+    return b;
+  }
   std::vector<int> b(s.split.size() + 1, 0);
   for (std::size_t i = 0; i < s.split.size(); ++i) b[i + 1] = b[i] + s.split[i];
   return b;
@@ -323,7 +303,49 @@ model::AttentionKernel attention_kernel_for(const Strategy& s, const hw::GpuSpec
   return gpu.supports(hw::Dtype::bf16) ? model::AttentionKernel::flash : model::AttentionKernel::eager;
 }
 
+namespace {
+// The default placement (identity), or the rule that a given one is a permutation of the devices.
+void complete_placement(Strategy& s, int devices) {
+  if (s.placement.empty()) {
+    s.placement.resize(devices);
+    std::iota(s.placement.begin(), s.placement.end(), 0);
+  } else {
+    if (static_cast<int>(s.placement.size()) != devices)
+      rule_error("placement is a permutation of the devices",
+                 fmt::format("placement has {} entries, cluster has {} devices", s.placement.size(), devices));
+    std::vector<char> used(devices, 0);
+    for (int d : s.placement) {
+      if (d < 0 || d >= devices)
+        rule_error("placement is a permutation of the devices", fmt::format("device {} does not exist", d));
+      if (used[d]) rule_error("placement is a permutation of the devices", fmt::format("device {} used twice", d));
+      used[d] = 1;
+    }
+  }
+}
+
+// rlayers: one entry per stage, with recompute, at most the layers the stage holds over its chunks.
+void check_recompute_layers(const Strategy& s) {
+  const int chunks = s.pp * s.virtual_stages;
+  if (!s.recompute_layers.empty()) {
+    if (static_cast<int>(s.recompute_layers.size()) != s.pp)
+      rule_error("rlayers has pp entries",
+                 fmt::format("recompute_layers has {} entries, expected pp = {}", s.recompute_layers.size(), s.pp));
+    if (s.recompute == model::Recompute::none)
+      rule_error("rlayers needs recompute", "recompute_layers given with recompute=none");
+    const auto b = chunk_boundaries(s);
+    for (int st = 0; st < s.pp; ++st) {
+      int held = 0;
+      for (int ch = st; ch < chunks; ch += s.pp) held += b[ch + 1] - b[ch];
+      if (s.recompute_layers[st] > held)
+        rule_error("rlayers <= layers of the stage",
+                   fmt::format("stage {} recomputes {} layers but holds {}", st, s.recompute_layers[st], held));
+    }
+  }
+}
+}  // namespace
+
 Strategy complete_strategy(Strategy s, const model::Model& m, const hw::Cluster& c) {
+  if (!s.stages.empty()) return detail::complete_stage_strategy(std::move(s), m, c);
   const int devices = c.num_devices();
   const int n_layers = static_cast<int>(m.layers.size());
   if (devices <= 0) rule_error("cluster has devices", "the cluster has no devices");
@@ -385,36 +407,8 @@ Strategy complete_strategy(Strategy s, const model::Model& m, const hw::Cluster&
                  fmt::format("split sums to {} but model {} has {} layers (embedding and head included)", sum, m.name,
                              n_layers));
   }
-  if (s.placement.empty()) {
-    s.placement.resize(devices);
-    std::iota(s.placement.begin(), s.placement.end(), 0);
-  } else {
-    if (static_cast<int>(s.placement.size()) != devices)
-      rule_error("placement is a permutation of the devices",
-                 fmt::format("placement has {} entries, cluster has {} devices", s.placement.size(), devices));
-    std::vector<char> used(devices, 0);
-    for (int d : s.placement) {
-      if (d < 0 || d >= devices)
-        rule_error("placement is a permutation of the devices", fmt::format("device {} does not exist", d));
-      if (used[d]) rule_error("placement is a permutation of the devices", fmt::format("device {} used twice", d));
-      used[d] = 1;
-    }
-  }
-  if (!s.recompute_layers.empty()) {
-    if (static_cast<int>(s.recompute_layers.size()) != s.pp)
-      rule_error("rlayers has pp entries",
-                 fmt::format("recompute_layers has {} entries, expected pp = {}", s.recompute_layers.size(), s.pp));
-    if (s.recompute == model::Recompute::none)
-      rule_error("rlayers needs recompute", "recompute_layers given with recompute=none");
-    const auto b = chunk_boundaries(s);
-    for (int st = 0; st < s.pp; ++st) {
-      int held = 0;
-      for (int ch = st; ch < chunks; ch += s.pp) held += b[ch + 1] - b[ch];
-      if (s.recompute_layers[st] > held)
-        rule_error("rlayers <= layers of the stage",
-                   fmt::format("stage {} recomputes {} layers but holds {}", st, s.recompute_layers[st], held));
-    }
-  }
+  complete_placement(s, devices);
+  check_recompute_layers(s);
   if (s.zero_stage < 0 || s.zero_stage > 3) rule_error("zero in 0..3", fmt::format("zero = {}", s.zero_stage));
   if (s.attention == model::AttentionKernel::flash)
     for (const auto& g : c.gpu_types)

@@ -153,6 +153,7 @@ RunOptions make_run_options(const model::Model& m, cost::Strategy s, int world_s
   RunOptions o;
   o.model = gpt_dims_of(m);
   o.strategy = cost::complete_strategy(std::move(s), m, local_cpu_cluster(world_size));
+  cost::require_uniform(o.strategy, "running");
   if (const auto why = unsupported_reason(o.model, o.strategy); !why.empty())
     throw InputError("--strategy: the executor does not support this: " + why);
   return o;

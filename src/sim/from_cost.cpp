@@ -99,6 +99,7 @@ int default_iterations(Schedule s) { return (s == Schedule::pipedream || s == Sc
 
 PipelineInput pipeline_from_cost(const model::Model& m, const hw::Cluster& c, const cost::Strategy& s,
                                  const CostSimOptions& opt) {
+  cost::require_uniform(s, "simulating");
   const cost::CostConstants& k = opt.cost.constants ? *opt.cost.constants : cost::builtin_constants();
   const int p = s.pp, v = s.virtual_stages, dp = s.dp, tp = s.tp, chunks = p * v;
   PipelineInput in;

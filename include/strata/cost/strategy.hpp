@@ -21,6 +21,41 @@ enum class Schedule { gpipe, one_f_one_b, interleaved, pipedream, two_bw };
 std::string_view to_string(Schedule s);                                     // "gpipe", "1f1b", "interleaved", ...
 Schedule parse_schedule(std::string_view text, const std::string& where);  // InputError otherwise
 
+// --- Per-stage and per-layer choices (docs/strategy.md "Per-stage strategies") ---------------------------------
+// A uniform strategy has one (dp, tp) for every pipeline stage and uses every device (Megatron). A per-stage
+// strategy lists its stages: each its own device set, (dp_i, tp_i) and layer count, optionally one choice per
+// layer (Galvatron-BMW's per-layer space, Oases' overlapped TP). Only the representation and its rules live here;
+// costing them is issues 14, 16 and 17 (require_uniform says so to consumers that cannot handle them yet).
+
+// How a layer's data-parallel replicas hold its weights: plain DP (replicated weights; the strategy's zero stage,
+// capped at 2, shards optimizer states/gradients) or SDP (ZeRO-3 / FSDP: weights sharded too).
+enum class LayerDataParallel { dp, sdp };
+std::string_view to_string(LayerDataParallel d);  // "dp", "sdp"
+// Which ranks of the stage group form a layer's tensor-parallel groups (Galvatron's tp_consecutive_flag):
+// consecutive = ranks g·tp … g·tp+tp−1 (inside a node first), strided = ranks r, r+dp_l, r+2·dp_l, … .
+enum class TpOrder { consecutive, strided };
+std::string_view to_string(TpOrder o);  // "consecutive", "strided"
+
+// One layer's choice inside its stage's group of dp_i·tp_i devices.
+struct LayerChoice {
+  int tp = 0;  // tensor-parallel degree of the layer (divides dp_i·tp_i); 0 = the stage's tp (complete_strategy)
+  LayerDataParallel data_parallel = LayerDataParallel::dp;  // over the remaining dp_i·tp_i / tp ranks
+  model::Recompute recompute = model::Recompute::none;       // activation recomputation of this layer
+  TpOrder tp_order = TpOrder::consecutive;
+  bool overlap_tp = false;  // Oases: TP collectives overlapped with the other half-micro-batch's compute
+  bool operator==(const LayerChoice&) const = default;
+};
+
+// One pipeline stage of a per-stage strategy.
+struct StageChoice {
+  std::string gpu;           // GPU type (a cluster GPU type name; "" = given by `devices`, may mix types)
+  std::vector<int> devices;  // dp·tp devices in rank order (dp_rank·tp + tp_rank); empty = allocate by `gpu`
+  int dp = 1, tp = 1;
+  int layers = 1;            // consecutive entries of the model's layer chain (embedding and head included)
+  std::vector<LayerChoice> layer_choices;  // empty = every layer follows the stage; else one per layer
+  bool operator==(const StageChoice&) const = default;
+};
+
 struct Strategy {
   int dp = 1, tp = 1, pp = 1;
   std::int64_t micro_batch = 1;          // mbs
@@ -42,14 +77,22 @@ struct Strategy {
   // placement[r] = physical device of rank r, where r = (stage·dp + dp_rank)·tp + tp_rank (tp fastest, then dp,
   // then pp: Megatron's order). Empty = identity on the cluster's node-major device order.
   std::vector<int> placement;
+  // Per-stage form (size pp) when not empty; then dp, tp, split and placement are unused (0 / empty) and v = 1:
+  // read a strategy of either form through stage_views. Empty = the uniform form above.
+  std::vector<StageChoice> stages;
 
-  std::int64_t num_micro_batches() const { return global_batch / (static_cast<std::int64_t>(dp) * micro_batch); }
-  int num_devices() const { return dp * tp * pp; }
+  // Uniform form: m = gbs/(dp·mbs) micro-batches per pipeline (0 in the per-stage form: see StageView).
+  std::int64_t num_micro_batches() const {
+    return dp > 0 && micro_batch > 0 ? global_batch / (static_cast<std::int64_t>(dp) * micro_batch) : 0;
+  }
+  int num_devices() const { return dp * tp * pp; }  // uniform form (0 in the per-stage form: see devices_used)
   int device(int stage, int dp_rank, int tp_rank) const { return placement[(stage * dp + dp_rank) * tp + tp_rank]; }
+  bool operator==(const Strategy&) const = default;
 };
 
 // CLI syntax: "dp=8,tp=8,pp=16,mbs=1,gbs=1536,v=3,schedule=interleaved,zero=1,recompute=full,sp=on,
-// split=6+6+…,rlayers=2+2+…,dtype=bf16,place=0+1+2…". InputError naming the key on anything invalid.
+// split=6+6+…,rlayers=2+2+…,dtype=bf16,place=0+1+2…"; per-stage form "mbs=1,gbs=64,stages=a100:dp2:tp1:12/
+// v100-16gb@16+17+18+19:dp1:tp4:12,layers=-/tp4*3+tp2.sdp.full*9" (docs/strategy.md). InputError naming the key on anything invalid.
 // `where` = "--strategy". Keys not given are left for complete_strategy: dp/tp/pp/gbs come back as 0 (= unset),
 // the rest with the struct's defaults (docs/strategy.md). strategy_from_json does the same for JSON.
 Strategy parse_strategy(std::string_view text, const std::string& where = "--strategy");
@@ -62,6 +105,10 @@ Strategy load_strategy_file(const std::string& path);
 // Fills documented defaults (split, placement, pp=devices/(dp·tp) when dp·tp·pp is short...) and checks every
 // rule: dp·tp·pp = devices, gbs divisible by dp·mbs, tp divides heads, v ≥ 1 and interleaving needs m % pp == 0,
 // stages ≤ layers, split sums to the layer count, placement is a permutation... InputError naming the rule.
+// A per-stage strategy gets its own rules (devices exist, have the named type, none used twice, layers sum to the
+// chain, gbs divisible by every dp_i·mbs, per-layer tp divides the stage group...), its stages' devices and GPU
+// names and its layers' tp filled, layer choices equal to the stage's default dropped, and it comes back in the
+// uniform form when its stages are all alike (collapse_to_uniform).
 Strategy complete_strategy(Strategy s, const model::Model& m, const hw::Cluster& c);
 
 // The attention kernel a stage on `gpu` runs: the strategy's choice, else flash on GPUs with bf16 tensor cores
@@ -69,7 +116,47 @@ Strategy complete_strategy(Strategy s, const model::Model& m, const hw::Cluster&
 // catalog, list bf16), eager elsewhere (V100, T4, CPU). docs/strategy.md.
 model::AttentionKernel attention_kernel_for(const Strategy& s, const hw::GpuSpec& gpu);
 
-// The first layer index of each chunk (size pp·v + 1; last entry = number of layers).
+// True for the uniform form (one dp and tp for every stage, every device, no per-layer choices): all that the
+// cost model, planner, simulator and executor handle today.
+bool is_uniform(const Strategy& s);
+// The one check consumers that handle only the uniform form call at their entry: InputError naming what the
+// strategy has that they cannot do yet ("per-stage (dp, tp) differs between stages: costing such strategies is
+// issue 14 (not yet built)"). `doing` = "costing", "simulating", "running"...
+void require_uniform(const Strategy& s, std::string_view doing = "costing");
+
+// One pipeline stage of a complete strategy of either form, so consumers can be written once.
+struct StageView {
+  int dp = 1, tp = 1;
+  std::vector<int> devices;             // dp·tp devices in rank order (dp_rank·tp + tp_rank)
+  int gpu_type = -1;                    // index into Cluster::gpu_types; -1 = the devices mix types
+  struct Chunk {
+    int index = 0;        // chunk number in chain order (stage, stage+pp, … with v > 1)
+    int first_layer = 0;  // first chain entry
+    int num_layers = 0;
+  };
+  std::vector<Chunk> chunks;            // the chunks it holds, in chain order (one unless interleaved)
+  int num_layers = 0;                   // chain entries over all its chunks
+  int recompute_layers = -1;            // the rlayers entry (-1 = every layer follows `recompute`)
+  std::vector<LayerChoice> layer_choices;  // empty = every layer follows the stage
+  std::int64_t micro_batches = 0;       // per replica and iteration: gbs/(dp·mbs) (round-robin dealing)
+  int device(int dp_rank, int tp_rank) const { return devices[dp_rank * tp + tp_rank]; }
+};
+// The per-stage view of a complete strategy: a uniform one gives pp stages with its dp/tp, chunks from `split`
+// and device sets from `placement` (Megatron's rank order); a per-stage one its stages. std::invalid_argument
+// when `s` is not complete.
+std::vector<StageView> stage_views(const Strategy& s, const hw::Cluster& c);
+// Devices a complete strategy uses (dp·tp·pp for the uniform form, Σ dp_i·tp_i for the per-stage form).
+int devices_used(const Strategy& s);
+// A complete uniform strategy (v = 1) written in the per-stage form: stage i = {its devices, dp, tp, split[i]};
+// InputError when v > 1 (per-stage strategies have one chunk per stage).
+Strategy to_per_stage(const Strategy& s, const hw::Cluster& c);
+// The reverse: a complete per-stage strategy whose stages all have the same (dp, tp), no per-layer choices and
+// together use every device, in the uniform form (split = layers, placement = the stages' devices); nullopt
+// when it is not all alike. complete_strategy applies it.
+std::optional<Strategy> collapse_to_uniform(const Strategy& s, const hw::Cluster& c);
+
+// The first layer index of each chunk (size pp·v + 1; last entry = number of layers); in the per-stage form the
+// chunks are the stages.
 std::vector<int> chunk_boundaries(const Strategy& s);
 // The Megatron default split of `num_chunks` chunks over the model's chain.
 std::vector<int> default_split(const model::Model& m, int num_chunks);
