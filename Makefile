@@ -5,7 +5,7 @@ CMAKE_GEN  := -G Ninja
 STRATA     := $(BUILD)/bin/strata
 FUZZ_SECONDS ?= 20
 
-.PHONY: setup build demo test asan fuzz bench clean
+.PHONY: setup build demo test asan asan-ci fuzz fuzz-ci bench clean
 
 setup:
 	@bash scripts/setup
@@ -29,6 +29,19 @@ asan: setup
 	cmake --build build-asan -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=0 ctest --test-dir build-asan --output-on-failure -j $(JOBS) --timeout 900
 
+# The CI form of `asan` (.ci/run): the sanitizer build without the executor (libtorch dominates the build time
+# and its tests run in `make test`), every other test; PlanTrialsCli needs the executor.
+asan-ci: setup
+	cmake -S . -B build-asan-ci $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release -DSTRATA_SANITIZE=ON -DSTRATA_BENCH=OFF \
+	  -DSTRATA_WITH_EXEC=OFF
+	cmake --build build-asan-ci -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=0 ctest --test-dir build-asan-ci --output-on-failure -j $(JOBS) --timeout 900 \
+	  -E '^PlanTrialsCli\.'
+
+# The CI form of `fuzz`: every target for 20 s.
+fuzz-ci:
+	$(MAKE) fuzz FUZZ_SECONDS=20
+
 # libFuzzer targets for every parser, each run for FUZZ_SECONDS.
 fuzz: setup
 	cmake -S . -B build-fuzz $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
@@ -47,4 +60,4 @@ bench: build
 	@set -e; for b in $(BUILD)/bench/*; do echo "== $$b"; $$b; done
 
 clean:
-	rm -rf $(BUILD) build-asan build-fuzz
+	rm -rf $(BUILD) build-asan build-asan-ci build-fuzz

@@ -8,6 +8,8 @@
 #include <string>
 
 #include "commands.hpp"
+#include "io.hpp"
+#include "strata/core/json.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/text.hpp"
 #include "strata/cost/constants.hpp"
@@ -23,7 +25,7 @@ namespace {
 
 struct EstimateArgs {
   std::string model, cluster, strategy, strategy_file, profile;
-  std::int64_t seq = 0;
+  std::optional<std::int64_t> seq;
   bool json = false;
 };
 
@@ -63,10 +65,22 @@ void print_estimate(const model::Model& m, const hw::Cluster& c, const cost::Str
 void run_estimate(const EstimateArgs& a) {
   if (a.strategy.empty() == a.strategy_file.empty())
     throw core::InputError("estimate: give exactly one of --strategy and --strategy-file");
-  auto m = model::resolve_model(a.model);
-  if (a.seq > 0) m = model::with_seq(m, a.seq);
+  // A plan file names its model, cluster and seq; flags override them.
+  std::string model_name = a.model, cluster_spec = a.cluster;
+  std::optional<std::int64_t> seq = a.seq;
+  if (!a.strategy_file.empty()) {
+    const PlanInputs in = plan_file_inputs(a.strategy_file);
+    if (model_name.empty()) model_name = in.model;
+    if (cluster_spec.empty()) cluster_spec = in.cluster;
+    if (!seq) seq = in.seq;
+  }
+  if (model_name.empty()) throw core::InputError("estimate: --model is required (unless --strategy-file is a plan file)");
+  if (cluster_spec.empty())
+    throw core::InputError("estimate: --cluster is required (unless --strategy-file is a plan file)");
+  auto m = model::resolve_model(model_name);
+  if (seq) m = model::with_seq(m, *seq);
   const auto catalog = hw::builtin_catalog();
-  const auto c = hw::resolve_cluster(a.cluster, catalog);
+  const auto c = hw::resolve_cluster(cluster_spec, catalog);
   cost::Strategy s = a.strategy.empty() ? cost::load_strategy_file(a.strategy_file) : cost::parse_strategy(a.strategy);
   s = cost::complete_strategy(s, m, c);
   std::optional<cost::Profile> profile;
@@ -84,7 +98,7 @@ void run_estimate(const EstimateArgs& a) {
     j["strategy"] = cost::to_json(s);
     const auto ej = cost::to_json(e);
     for (const auto& [k, v] : ej.items()) j[k] = v;
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", core::dump_json(j));
   } else {
     print_estimate(m, c, s, e);
   }
@@ -130,13 +144,15 @@ void register_estimate_commands(CLI::App& app) {
       "gbs (required), v (1), schedule (gpipe|1f1b|interleaved|pipedream|2bw; 1f1b, interleaved when v>1),\n"
       "zero (0..3), recompute (none|selective|full), rlayers (per-stage recomputed layers a+b+..), sp (on|off),\n"
       "dtype (bf16), split (layers per chunk a+b+.., embedding and head included), place (device per rank).");
-  est->add_option("--model", args->model, "Built-in model name (strata models) or a model JSON file")->required();
+  est->add_option("--model", args->model,
+                  "Built-in model name (strata models) or a model JSON file (default: the plan file's)");
   est->add_option("--cluster", args->cluster,
-                  "Cluster preset, 'node-type:count[+node-type:count]' or a cluster JSON file")
-      ->required();
+                  "Cluster preset, 'node-type:count[+node-type:count]' or a cluster JSON file (default: the plan "
+                  "file's)");
   est->add_option("--strategy", args->strategy, "Strategy as key=value pairs, e.g. \"dp=2,tp=4,pp=2,gbs=64\"");
   est->add_option("--strategy-file", args->strategy_file,
-                  "Strategy JSON file, or a plan file from `strata plan --json` (its best strategy)");
+                  "Strategy JSON file, or a plan file from `strata plan --json` (its best strategy; model, cluster "
+                  "and seq from the file unless given)");
   est->add_option("--seq", args->seq, "Sequence length (default: the model's)");
   est->add_option("--profile", args->profile,
                   "Measured profile JSON (`strata profile`) overriding the roofline where it has rows");
