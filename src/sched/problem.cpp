@@ -290,7 +290,7 @@ void validate_problem(const Problem& p, const std::string& origin) {
 std::vector<WorkerType> parse_cluster_spec(const std::string& spec, const std::string& flag) {
   std::vector<WorkerType> out;
   auto bad = [&](const std::string& part, const std::string& why) -> void {
-    throw core::InputError(fmt::format("{}: '{}': {} (syntax: TYPE:COUNT[/PER_SERVER],..., e.g. v100:36,k80:36/8)",
+    throw core::InputError(fmt::format("{}: '{}': {} (syntax: TYPE:COUNT[/PER_SERVER],..., e.g. v100:36,k80:32/8)",
                                        flag, part, why));
   };
   auto parse_int = [&](const std::string& part, std::string_view s) {
