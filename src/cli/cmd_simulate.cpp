@@ -183,6 +183,11 @@ void run_simulate(const SimulateArgs& a) {
   so.record_memory_timeline = !a.trace.empty();
   const double work = static_cast<double>(s.num_devices() / std::max(1, s.tp)) * s.num_micro_batches() *
                       s.virtual_stages * (opt.iterations > 0 ? opt.iterations : sim::default_iterations(s.schedule));
+  // The event count grows with the passes played out; past 1e8 a run takes hours, so refuse with the numbers.
+  if (2 * work > 1e8)
+    throw core::InputError(fmt::format("simulate: {:.3g} micro-batch passes to play out (more than 1e8, hours of "
+                                       "simulation); use a larger mbs, a smaller gbs or fewer --iterations",
+                                       2 * work));
   if (work > 2e5) std::fprintf(stderr, "simulate: playing out %.0f micro-batch passes...\n", 2 * work);
   const auto r = sim::simulate(m, c, s, opt, so);
   if (!a.trace.empty()) {
