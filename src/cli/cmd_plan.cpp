@@ -64,12 +64,8 @@ std::vector<std::string> plan_row(const std::string& name, const hw::Cluster& c,
           best_time > 0 ? fmt::format("{:.2f}x", e.iteration_time_s / best_time) : ""};
 }
 
-void run_plan(const PlanArgs& a) {
-  if (!a.json_file.empty()) check_output_path(a.json_file, "plan: --json");
-  auto m = model::resolve_model(a.model);
-  if (a.seq) m = model::with_seq(m, *a.seq);
-  const auto catalog = hw::builtin_catalog();
-  const auto c = hw::resolve_cluster(a.cluster, catalog);
+// Every flag checked before the search, so that a typo costs no search time.
+void check_plan_args(const PlanArgs& a, const model::Model& m) {
   if (a.gbs < 1) throw core::InputError("plan: --gbs: must be >= 1 (global batch size in samples)");
   if (a.top < 1) throw core::InputError("plan: --top: must be >= 1");
   if (a.threads < 1 || a.threads > 256) throw core::InputError("plan: --threads: must be in 1..256");
@@ -77,6 +73,15 @@ void run_plan(const PlanArgs& a) {
   if (a.trials < 0 || a.trial_steps < 1)
     throw core::InputError("plan: --trials/--trial-steps: must be >= 0 / >= 1");
   plan::check_global_batch(m, a.gbs);
+}
+
+void run_plan(const PlanArgs& a) {
+  if (!a.json_file.empty()) check_output_path(a.json_file, "plan: --json");
+  auto m = model::resolve_model(a.model);
+  if (a.seq) m = model::with_seq(m, *a.seq);
+  const auto catalog = hw::builtin_catalog();
+  const auto c = hw::resolve_cluster(a.cluster, catalog);
+  check_plan_args(a, m);
   plan::PlanOptions opt;
   opt.global_batch = a.gbs;
   opt.space = plan::parse_space(a.space, "plan: --space");

@@ -84,6 +84,26 @@ std::vector<std::string> type_names_of(const Problem& p) {
   return out;
 }
 
+// Every --cluster type must have throughputs in the job-type table (else no generated job could run there).
+void check_types_in_table(const std::vector<WorkerType>& cluster, const JobTypeTable& table, const std::string& origin) {
+  for (const auto& t : cluster)
+    if (table.types.type_index(t.name) < 0)
+      throw core::InputError(fmt::format("schedule: --cluster: GPU type '{}' is not in the job-type table {} (its "
+                                         "types: {})",
+                                         t.name, origin, core::join(type_names_of(table.types))));
+}
+
+// makespan-budget bounds each allocation's cost, not what the simulated cluster spends (re-solves, restarts, and
+// for the agnostic form the real throughputs): say when the run went over. True when it did.
+bool warn_if_over_budget(const SimOptions& o, const SimResult& r) {
+  const double budget = o.policy_options.budget_usd, spent = r.metrics.total_cost_usd;
+  if (o.policy.kind != PolicyKind::kMakespanBudget || !(spent > budget * (1 + 1e-9))) return false;
+  fmt::print(stderr, "strata: warning: --budget ${:.2f} exceeded: the simulated schedule spent ${:.2f} ({:+.1f}%){}\n",
+             budget, spent, 100.0 * (spent / budget - 1),
+             o.policy.agnostic ? " (the agnostic policy budgets with each job's mean throughput, not the real one)" : "");
+  return true;
+}
+
 std::string num(double v) { return fmt::format("{:.4f}", v); }
 
 void run_allocate(const AllocateArgs& a) {
@@ -194,12 +214,7 @@ void run_schedule(const ScheduleArgs& a) {
                              ? default_job_types()
                              : job_types_from_json(core::load_json_file(a.throughputs), a.throughputs);
     const auto cluster = parse_cluster_spec(a.cluster);
-    for (const auto& t : cluster)
-      if (table.types.type_index(t.name) < 0)
-        throw core::InputError(fmt::format(
-            "schedule: --cluster: GPU type '{}' is not in the job-type table {} (its types: {})", t.name,
-            a.throughputs.empty() ? "data/sched/gavel_job_types.json" : a.throughputs,
-            core::join(type_names_of(table.types))));
+    check_types_in_table(cluster, table, a.throughputs.empty() ? "data/sched/gavel_job_types.json" : a.throughputs);
     if (a.from_planner) {
       Problem types = with_worker_types(table.types, cluster);
       for (auto& j : types.jobs) j.scale_factor = 1;
@@ -219,16 +234,7 @@ void run_schedule(const ScheduleArgs& a) {
   };
   const SimResult r = simulate(trace, o);
   if (*last > 0) fmt::print(stderr, "\n");
-  // makespan-budget bounds each allocation's cost, not what the simulated cluster spends (re-solves, restarts,
-  // and for the agnostic form the real throughputs): say when the run went over.
-  const bool over_budget = o.policy.kind == PolicyKind::kMakespanBudget &&
-                           r.metrics.total_cost_usd > o.policy_options.budget_usd * (1 + 1e-9);
-  if (over_budget)
-    fmt::print(stderr, "strata: warning: --budget ${:.2f} exceeded: the simulated schedule spent ${:.2f} ({:+.1f}%){}\n",
-               o.policy_options.budget_usd, r.metrics.total_cost_usd,
-               100.0 * (r.metrics.total_cost_usd / o.policy_options.budget_usd - 1),
-               o.policy.agnostic ? " (the agnostic policy budgets with each job's mean throughput, not the real one)"
-                                 : "");
+  const bool over_budget = warn_if_over_budget(o, r);
   if (!a.csv.empty()) write_output(a.csv, jobs_csv(r), "schedule: --csv");
   if (a.json) {
     core::OrderedJson j = to_json(r);

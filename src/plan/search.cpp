@@ -160,6 +160,16 @@ std::vector<RejectReason> Rejections::sorted() const {
   return out;
 }
 
+// Micro-batch sizes of one degree unit: divisors of gbs/dp up to max_mbs; the larger ones counted as rejected.
+std::vector<std::int64_t> micro_batch_sizes(const std::vector<std::int64_t>& gbs_divisors, std::int64_t gbs, int dp,
+                                            std::int64_t max_mbs, const std::string& ex, Rejections& rej) {
+  auto mbss = divisors_of_quotient(gbs_divisors, gbs, dp, max_mbs);
+  if (const auto all = divisors_of_quotient(gbs_divisors, gbs, dp, kMaxGlobalBatch); all.size() > mbss.size())
+    rej.add("memory: micro-batch whose activations alone exceed the largest GPU (skipped unenumerated)",
+            static_cast<std::int64_t>(all.size() - mbss.size()), fmt::format("{},mbs={}", ex, all[mbss.size()]));
+  return mbss;
+}
+
 // The enumeration of the space: degree units and configurations (in the deterministic order).
 Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt, Rejections& rej) {
   Space_ sp;
@@ -207,11 +217,7 @@ Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOp
         if (!three_d && tp > 1) sps = {false, true};
         std::vector<int> zeros{0};
         if (!three_d && dp > 1) zeros = {0, 1, 2, 3};
-        const auto mbss = divisors_of_quotient(gbs_divisors, gbs, dp, max_mbs);
-        if (const auto all = divisors_of_quotient(gbs_divisors, gbs, dp, kMaxGlobalBatch); all.size() > mbss.size())
-          rej.add("memory: micro-batch whose activations alone exceed the largest GPU (skipped unenumerated)",
-                  static_cast<std::int64_t>(all.size() - mbss.size()), fmt::format("{},mbs={}", ex, all[mbss.size()]));
-        for (std::int64_t mbs : mbss) {
+        for (std::int64_t mbs : micro_batch_sizes(gbs_divisors, gbs, dp, max_mbs, ex, rej)) {
           const std::int64_t micro = gbs / (static_cast<std::int64_t>(dp) * mbs);
           std::vector<ScheduleChoice> scheds{{cost::Schedule::one_f_one_b, 1}};
           if (!three_d && pp > 1) {
