@@ -5,7 +5,7 @@ CMAKE_GEN  := -G Ninja
 STRATA     := $(BUILD)/bin/strata
 FUZZ_SECONDS ?= 20
 
-.PHONY: setup setup-browser build demo test test-browser asan fuzz bench bench-report clean
+.PHONY: setup setup-browser build demo test test-browser asan asan-ci fuzz fuzz-ci bench bench-report clean
 
 setup:
 	@bash scripts/setup
@@ -37,6 +37,19 @@ asan: setup
 	cmake --build build-asan -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=0 ctest --test-dir build-asan --output-on-failure -j $(JOBS) --timeout 900
 
+# The CI form of `asan` (.ci/run): the sanitizer build without the executor (libtorch dominates the build time
+# and its tests run in `make test`), every other test; PlanTrialsCli needs the executor.
+asan-ci: setup
+	cmake -S . -B build-asan-ci $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release -DSTRATA_SANITIZE=ON -DSTRATA_BENCH=OFF \
+	  -DSTRATA_WITH_EXEC=OFF
+	cmake --build build-asan-ci -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=0 ctest --test-dir build-asan-ci --output-on-failure -j $(JOBS) --timeout 900 \
+	  -E '^PlanTrialsCli\.'
+
+# The CI form of `fuzz`: every target for 20 s.
+fuzz-ci:
+	$(MAKE) fuzz FUZZ_SECONDS=20
+
 # libFuzzer targets for every parser, each run for FUZZ_SECONDS.
 fuzz: setup
 	cmake -S . -B build-fuzz $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
@@ -59,4 +72,4 @@ bench-report: setup-browser build
 	bash bench/bench_report.sh $(STRATA)
 
 clean:
-	rm -rf $(BUILD) build-asan build-fuzz
+	rm -rf $(BUILD) build-asan build-asan-ci build-fuzz

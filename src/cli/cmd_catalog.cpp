@@ -2,6 +2,8 @@
 // built-in model zoo, the GPU/link catalog and the node presets, as tables or JSON (--json).
 #include <fmt/format.h>
 
+#include <optional>
+
 #include <algorithm>
 #include <limits>
 #include <memory>
@@ -12,6 +14,7 @@
 #include "strata/core/json.hpp"
 #include "strata/core/text.hpp"
 #include "strata/core/units.hpp"
+#include "strata/core/error.hpp"
 #include "strata/hw/cluster.hpp"
 #include "strata/hw/hardware.hpp"
 #include "strata/model/model.hpp"
@@ -22,7 +25,7 @@ namespace {
 struct ListOptions {
   bool json = false;
   bool sources = false;
-  std::string show;  // clusters --show SPEC
+  std::optional<std::string> show;  // clusters --show SPEC
 };
 
 void print_json(const core::OrderedJson& j) { fmt::print("{}\n", j.dump(2)); }
@@ -156,7 +159,11 @@ void show_cluster(const std::string& spec, bool json) {
 
 void run_clusters(const ListOptions& o) {
   const hw::Catalog cat = hw::builtin_catalog();
-  if (!o.show.empty()) return show_cluster(o.show, o.json);
+  if (o.show) {
+    if (o.show->empty()) throw core::InputError("clusters: --show: empty cluster spec (give a preset, "
+                                                "<node-type>:<count>[+...] or a JSON file)");
+    return show_cluster(*o.show, o.json);
+  }
   if (o.json) {
     core::OrderedJson arr = core::OrderedJson::array();
     for (const auto& n : cat.nodes) {

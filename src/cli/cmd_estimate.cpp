@@ -11,6 +11,8 @@
 
 #include "commands.hpp"
 #include "export_hooks.hpp"
+#include "io.hpp"
+#include "strata/core/json.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/text.hpp"
 #include "strata/cost/constants.hpp"
@@ -28,7 +30,7 @@ namespace {
 struct EstimateArgs {
   std::string model, cluster, strategy, strategy_file, profile, memory_headroom;
   bool memory_headroom_given = false;  // set even for an empty value (rejected)
-  std::int64_t seq = 0;
+  std::optional<std::int64_t> seq;
   bool json = false;
   std::vector<std::string> from;  // --from ENGINE "CONFIG" (cmd_export.cpp)
   std::string from_file;
@@ -76,10 +78,22 @@ void run_estimate(const EstimateArgs& a) {
   if (a.model.empty()) throw core::InputError("estimate: --model: required");
   if (a.strategy.empty() == a.strategy_file.empty())
     throw core::InputError("estimate: give exactly one of --strategy and --strategy-file");
-  auto m = model::resolve_model(a.model);
-  if (a.seq > 0) m = model::with_seq(m, a.seq);
+  // A plan file names its model, cluster and seq; flags override them.
+  std::string model_name = a.model, cluster_spec = a.cluster;
+  std::optional<std::int64_t> seq = a.seq;
+  if (!a.strategy_file.empty()) {
+    const PlanInputs in = plan_file_inputs(a.strategy_file);
+    if (model_name.empty()) model_name = in.model;
+    if (cluster_spec.empty()) cluster_spec = in.cluster;
+    if (!seq) seq = in.seq;
+  }
+  if (model_name.empty()) throw core::InputError("estimate: --model is required (unless --strategy-file is a plan file)");
+  if (cluster_spec.empty())
+    throw core::InputError("estimate: --cluster is required (unless --strategy-file is a plan file)");
+  auto m = model::resolve_model(model_name);
+  if (seq) m = model::with_seq(m, *seq);
   const auto catalog = hw::builtin_catalog();
-  const auto c = hw::resolve_cluster(a.cluster, catalog);
+  const auto c = hw::resolve_cluster(cluster_spec, catalog);
   cost::Strategy s = a.strategy.empty() ? cost::load_strategy_file(a.strategy_file) : cost::parse_strategy(a.strategy);
   s = cost::complete_strategy(s, m, c);
   std::optional<cost::Profile> profile;
@@ -99,7 +113,7 @@ void run_estimate(const EstimateArgs& a) {
     j["strategy"] = cost::to_json(s);
     const auto ej = cost::to_json(e);
     for (const auto& [k, v] : ej.items()) j[k] = v;
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", core::dump_json(j));
   } else {
     print_estimate(m, c, s, e);
   }
@@ -164,13 +178,15 @@ void register_estimate_commands(CLI::App& app) {
       "zero (0..3), recompute (none|selective|full), rlayers (per-stage recomputed layers a+b+..), sp (on|off),\n"
       "dtype (bf16), split (layers per chunk a+b+.., embedding and head included), place (device per rank).");
   est->add_option("--model", args->model,
-                  "Built-in model name (strata models) or a model JSON file (required unless --from gives a shape)");
+                  "Built-in model name (strata models) or a model JSON file (default: the plan file's; required "
+                  "otherwise unless --from gives a shape)");
   est->add_option("--cluster", args->cluster,
-                  "Cluster preset, 'node-type:count[+node-type:count]' or a cluster JSON file")
-      ->required();
+                  "Cluster preset, 'node-type:count[+node-type:count]' or a cluster JSON file (default: the plan "
+                  "file's)");
   est->add_option("--strategy", args->strategy, "Strategy as key=value pairs, e.g. \"dp=2,tp=4,pp=2,gbs=64\"");
   est->add_option("--strategy-file", args->strategy_file,
-                  "Strategy JSON file, or a plan file from `strata plan --json` (its best strategy)");
+                  "Strategy JSON file, or a plan file from `strata plan --json` (its best strategy; model, cluster "
+                  "and seq from the file unless given)");
   est->add_option("--seq", args->seq, "Sequence length (default: the model's)");
   est->add_option("--profile", args->profile,
                   "Measured profile JSON (`strata profile`) overriding the roofline where it has rows");
@@ -197,7 +213,7 @@ void register_estimate_commands(CLI::App& app) {
       throw core::InputError(fmt::format("estimate: unknown argument '{}'", extras.front()));
     if (args->from.size() == 1) args->from.push_back(core::join(extras, " "));
     if (!args->from.empty() || !args->from_file.empty())
-      estimate_imported(args->from, args->from_file, args->model, args->cluster, args->seq);
+      estimate_imported(args->from, args->from_file, args->model, args->cluster, args->seq.value_or(0));
     else
       run_estimate(*args);
   });

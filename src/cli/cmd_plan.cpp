@@ -11,6 +11,7 @@
 
 #include "commands.hpp"
 #include "export_hooks.hpp"
+#include "io.hpp"
 #include "plan_trials.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/text.hpp"
@@ -27,7 +28,8 @@ struct PlanArgs {
   std::string model, cluster, space = "full", placement = "hetero", json_file, profile, dtype = "bf16", memory_headroom,
       report_file;
   bool memory_headroom_given = false;  // set even for an empty value (rejected)
-  std::int64_t gbs = 0, seq = 0;
+  std::int64_t gbs = 0;
+  std::optional<std::int64_t> seq;
   int top = 5, threads = 1, max_tp = 0, max_pp = 0;
   int trials = 0, trial_steps = 4;
   double trial_timeout_s = 120;
@@ -62,19 +64,29 @@ std::vector<std::string> plan_row(const std::string& name, const hw::Cluster& c,
           plan::placement_summary(c, s),
           core::format_seconds(e.iteration_time_s),
           fmt::format("{:.1f}", e.tflops_per_gpu),
+          fmt::format("{:.1f}%", 100.0 * e.mfu),
           core::format_bytes(e.peak_memory_bytes),
           best_time > 0 ? fmt::format("{:.2f}x", e.iteration_time_s / best_time) : ""};
 }
 
-void run_plan(const PlanArgs& a) {
-  auto m = model::resolve_model(a.model);
-  if (a.seq > 0) m = model::with_seq(m, a.seq);
-  const auto catalog = hw::builtin_catalog();
-  const auto c = hw::resolve_cluster(a.cluster, catalog);
+// Every flag checked before the search, so that a typo costs no search time.
+void check_plan_args(const PlanArgs& a, const model::Model& m) {
   if (a.gbs < 1) throw core::InputError("plan: --gbs: must be >= 1 (global batch size in samples)");
   if (a.top < 1) throw core::InputError("plan: --top: must be >= 1");
   if (a.threads < 1 || a.threads > 256) throw core::InputError("plan: --threads: must be in 1..256");
   if (a.max_tp < 0 || a.max_pp < 0) throw core::InputError("plan: --max-tp/--max-pp: must be >= 0 (0 = no limit)");
+  if (a.trials < 0 || a.trial_steps < 1)
+    throw core::InputError("plan: --trials/--trial-steps: must be >= 0 / >= 1");
+  plan::check_global_batch(m, a.gbs);
+}
+
+void run_plan(const PlanArgs& a) {
+  if (!a.json_file.empty()) check_output_path(a.json_file, "plan: --json");
+  auto m = model::resolve_model(a.model);
+  if (a.seq) m = model::with_seq(m, *a.seq);
+  const auto catalog = hw::builtin_catalog();
+  const auto c = hw::resolve_cluster(a.cluster, catalog);
+  check_plan_args(a, m);
   plan::PlanOptions opt;
   opt.global_batch = a.gbs;
   opt.space = plan::parse_space(a.space, "plan: --space");
@@ -106,16 +118,18 @@ void run_plan(const PlanArgs& a) {
   const plan::PlanResult r = plan::plan(m, c, opt);
   if (printed) std::fprintf(stderr, "\n");
 
+  // With --json - the JSON owns stdout; the report goes to stderr.
+  std::FILE* out = a.json_file == "-" ? stderr : stdout;
   const double best = r.top.front().estimate.iteration_time_s;
-  fmt::print("strata plan: model {} (seq {}) on {} ({} devices), gbs {}, space {}, placement {}\n\n", m.name, m.seq,
+  fmt::print(out, "strata plan: model {} (seq {}) on {} ({} devices), gbs {}, space {}, placement {}\n\n", m.name, m.seq,
              c.name, c.num_devices(), a.gbs, a.space, a.placement);
   const std::vector<std::string> header{"plan",  "dp",    "tp",        "pp",        "mbs",
                                         "schedule", "zero", "recompute", "sp", "split",
-                                        "placement", "time/iter", "TFLOP/s/GPU", "peak mem", "vs best"};
+                                        "placement", "time/iter", "TFLOP/s/GPU", "MFU", "peak mem", "vs best"};
   std::vector<std::vector<std::string>> rows;
   for (std::size_t i = 0; i < r.top.size(); ++i)
     rows.push_back(plan_row(fmt::format("#{}", i + 1), c, r.top[i].strategy, r.top[i].estimate, best));
-  fmt::print("Top {} plans:\n{}\n", r.top.size(), core::render_table(header, rows));
+  fmt::print(out, "Top {} plans:\n{}\n", r.top.size(), core::render_table(header, rows));
   rows.clear();
   std::vector<std::string> notes;
   for (const auto& b : r.baselines) {
@@ -129,44 +143,40 @@ void run_plan(const PlanArgs& a) {
     }
     notes.push_back(fmt::format("  {}: {}", b.name, b.note));
   }
-  fmt::print("Baselines (vs best = baseline time / best time = the best plan's speedup):\n{}\n",
+  fmt::print(out, "Baselines (vs best = baseline time / best time = the best plan's speedup):\n{}\n",
              core::render_table(header, rows));
   for (const auto& b : r.baselines)
     if (b.found)
-      fmt::print("best plan is {:.2f}x faster than {}\n", b.estimate.iteration_time_s / best, b.name);
-  fmt::print("\nsearch: {} configurations, {} costed, {} pruned by the lower bound, {:.3f} s\n", r.space_size,
+      fmt::print(out, "best plan is {:.2f}x faster than {}\n", b.estimate.iteration_time_s / best, b.name);
+  fmt::print(out, "\nsearch: {} configurations, {} costed, {} pruned by the lower bound, {:.3f} s\n", r.space_size,
              r.evaluated, r.pruned_by_bound, r.search_time_s);
   cost::Strategy shown = r.top.front().strategy;
   bool identity = true;
   for (std::size_t i = 0; i < shown.placement.size(); ++i) identity = identity && shown.placement[i] == static_cast<int>(i);
   if (identity) shown.placement.clear();  // the default (Megatron) placement
-  fmt::print("best strategy: {}\n", cost::to_cli_string(shown));
+  fmt::print(out, "best strategy: {}\n", cost::to_cli_string(shown));
   if (a.explain) {
-    fmt::print("\nWhy this plan:\n");
-    for (const auto& line : r.explanation) fmt::print("  - {}\n", line);
-    fmt::print("Baselines:\n");
-    for (const auto& n : notes) fmt::print("{}\n", n);
-    fmt::print("Discarded or skipped (count per reason, one example):\n");
+    fmt::print(out, "\nWhy this plan:\n");
+    for (const auto& line : r.explanation) fmt::print(out, "  - {}\n", line);
+    fmt::print(out, "Baselines:\n");
+    for (const auto& n : notes) fmt::print(out, "{}\n", n);
+    fmt::print(out, "Discarded or skipped (count per reason, one example):\n");
     for (const auto& x : r.rejected)
-      fmt::print("  {:>8}  {}{}\n", x.count, x.reason, x.example.empty() ? "" : " (e.g. " + x.example + ")");
+      fmt::print(out, "  {:>8}  {}{}\n", x.count, x.reason, x.example.empty() ? "" : " (e.g. " + x.example + ")");
   }
   if (!a.compare_to.empty()) compare_to_config(a.compare_to, m, c, best);
   if (!a.export_engine.empty()) {
-    fmt::print("\n");
+    fmt::print(out, "\n");
     export_strategy_cli(a.export_engine, m, c, r.top.front().strategy, "-", false);
   }
-  if (a.trials < 0 || a.trial_steps < 1)
-    throw core::InputError("plan: --trials/--trial-steps: must be >= 0 / >= 1");
   nlohmann::ordered_json trials;
   if (a.trials > 0) trials = run_plan_trials(a.model, c, r, a.trials, a.trial_steps, a.trial_timeout_s);
   if (!a.json_file.empty()) {
     auto j = plan::plan_to_json(r, m, c, opt);
     if (a.trials > 0) j["trials"] = trials;
-    std::ofstream f(a.json_file, std::ios::binary);
-    if (!f) throw core::InputError(fmt::format("plan: --json: cannot write '{}'", a.json_file));
-    f << j.dump(2) << "\n";
-    if (!f) throw core::InputError(fmt::format("plan: --json: error writing '{}'", a.json_file));
-    fmt::print("plan file written to {} (read it back with `strata estimate --strategy-file {}`)\n", a.json_file,
+    write_output(a.json_file, core::dump_json(j) + "\n", "plan: --json");
+    if (a.json_file != "-")
+      fmt::print("plan file written to {} (read it back with `strata estimate --strategy-file {}`)\n", a.json_file,
                a.json_file);
   }
   if (!a.report_file.empty()) {  // the same page as `strata report --plan <the --json file>`
@@ -222,7 +232,8 @@ void register_plan_command(CLI::App& app) {
       "memory <= capacity - headroom (default 5%, the allocator's fragmentation; docs/cost-model.md)");
   cmd->add_option("--json", a->json_file,
                   "Write the plan file (best {strategy, estimate}, candidates, baselines, evaluated, "
-                  "search_time_s) to this path; `strata estimate --strategy-file` reads it back");
+                  "search_time_s) to this path ('-' = stdout, the report then goes to stderr); `strata estimate "
+                  "--strategy-file` and `strata simulate --plan` read it back");
   cmd->add_option("--trials", a->trials,
                   "Run the top K predicted plans for real on local processes (libtorch + Gloo, CPU; one process "
                   "per device of the cluster, so use a small cluster such as examples/cluster_cpu_local.json and a "

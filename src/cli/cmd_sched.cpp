@@ -10,6 +10,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "io.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/text.hpp"
 #include "strata/hw/hardware.hpp"
@@ -79,6 +80,32 @@ void fill_planner(Problem& p, const CommonArgs& a, const std::string& origin) {
     });
   }
   validate_problem(p, origin);
+}
+
+std::vector<std::string> type_names_of(const Problem& p) {
+  std::vector<std::string> out;
+  for (const auto& t : p.types) out.push_back(t.name);
+  return out;
+}
+
+// Every --cluster type must have throughputs in the job-type table (else no generated job could run there).
+void check_types_in_table(const std::vector<WorkerType>& cluster, const JobTypeTable& table, const std::string& origin) {
+  for (const auto& t : cluster)
+    if (table.types.type_index(t.name) < 0)
+      throw core::InputError(fmt::format("schedule: --cluster: GPU type '{}' is not in the job-type table {} (its "
+                                         "types: {})",
+                                         t.name, origin, core::join(type_names_of(table.types))));
+}
+
+// makespan-budget bounds each allocation's cost, not what the simulated cluster spends (re-solves, restarts, and
+// for the agnostic form the real throughputs): say when the run went over. True when it did.
+bool warn_if_over_budget(const SimOptions& o, const SimResult& r) {
+  const double budget = o.policy_options.budget_usd, spent = r.metrics.total_cost_usd;
+  if (o.policy.kind != PolicyKind::kMakespanBudget || !(spent > budget * (1 + 1e-9))) return false;
+  fmt::print(stderr, "strata: warning: --budget ${:.2f} exceeded: the simulated schedule spent ${:.2f} ({:+.1f}%){}\n",
+             budget, spent, 100.0 * (spent / budget - 1),
+             o.policy.agnostic ? " (the agnostic policy budgets with each job's mean throughput, not the real one)" : "");
+  return true;
 }
 
 std::string num(double v) { return fmt::format("{:.4f}", v); }
@@ -165,6 +192,7 @@ void run_schedule(const ScheduleArgs& a) {
     throw core::InputError("schedule: give exactly one of --trace FILE or --generate \"jobs=N,rate=R,seed=S\"");
   if (!(a.round_s > 0)) throw core::InputError("--round-s: must be > 0");
   if (a.restart_s < 0 || a.restart_s >= a.round_s) throw core::InputError("--restart-s: must be in [0, round length)");
+  if (!a.csv.empty()) check_output_path(a.csv, "schedule: --csv");
   SimOptions o;
   o.policy = parse_policy(a.policy);
   o.policy_options = policy_options(a);
@@ -212,6 +240,7 @@ void run_schedule(const ScheduleArgs& a) {
                              ? default_job_types()
                              : job_types_from_json(core::load_json_file(a.throughputs), a.throughputs);
     const auto cluster = parse_cluster_spec(a.cluster);
+    check_types_in_table(cluster, table, a.throughputs.empty() ? "data/sched/gavel_job_types.json" : a.throughputs);
     if (a.from_planner) {
       Problem types = with_worker_types(table.types, cluster);
       for (auto& j : types.jobs) j.scale_factor = 1;
@@ -231,11 +260,8 @@ void run_schedule(const ScheduleArgs& a) {
   };
   const SimResult r = simulate(trace, o);
   if (*last > 0) fmt::print(stderr, "\n");
-  if (!a.csv.empty()) {
-    std::ofstream out(a.csv, std::ios::binary);
-    if (!out) throw core::InputError("--csv: cannot write '" + a.csv + "'");
-    out << jobs_csv(r);
-  }
+  const bool over_budget = warn_if_over_budget(o, r);
+  if (!a.csv.empty()) write_output(a.csv, jobs_csv(r), "schedule: --csv");
   if (a.json) {
     core::OrderedJson j = to_json(r);
     core::OrderedJson head;
@@ -243,6 +269,10 @@ void run_schedule(const ScheduleArgs& a) {
     head["round_s"] = o.round_s;
     head["jobs"] = trace.num_jobs();
     head["metrics"] = j["metrics"];
+    if (o.policy.kind == PolicyKind::kMakespanBudget) {
+      head["budget_usd"] = o.policy_options.budget_usd;
+      head["over_budget"] = over_budget;
+    }
     head["jobs_detail"] = j["jobs"];
     fmt::print("{}\n", head.dump(2));
     return;

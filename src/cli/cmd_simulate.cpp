@@ -13,6 +13,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "io.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/json.hpp"
 #include "strata/core/text.hpp"
@@ -32,9 +33,9 @@ namespace {
 struct SimulateArgs {
   std::string plan, model, cluster, strategy, strategy_file, trace, profile, memory_headroom;
   bool memory_headroom_given = false;  // set even for an empty value (rejected)
-  std::int64_t seq = 0;
-  int iterations = 0;
-  double overlap_slowdown = 0;
+  std::optional<std::int64_t> seq;
+  std::optional<int> iterations;
+  std::optional<double> overlap_slowdown;
   std::string bucket_mib;  // empty = the cost model's dp_bucket_bytes
   bool json = false;
 };
@@ -174,31 +175,32 @@ void run_simulate(const SimulateArgs& a) {
   const int sources = !a.plan.empty() + !a.strategy.empty() + !a.strategy_file.empty();
   if (sources != 1) throw core::InputError("simulate: give exactly one of --plan, --strategy and --strategy-file");
   std::string model_name = a.model, cluster_spec = a.cluster;
-  std::int64_t seq = a.seq;
-  if (!a.plan.empty()) {
-    // A plan file names its model and cluster; flags override them.
-    const auto j = core::load_json_file(a.plan);
-    const core::JsonWhere w{a.plan, ""};
-    core::expect_object(j, w);
-    if (model_name.empty()) model_name = core::opt_string(j, "model", w).value_or("");
-    if (cluster_spec.empty()) cluster_spec = core::opt_string(j, "cluster", w).value_or("");
-    if (seq == 0) seq = core::opt_positive_int(j, "seq", w).value_or(0);
+  std::optional<std::int64_t> seq = a.seq;
+  if (!a.plan.empty() || !a.strategy_file.empty()) {
+    // A plan file names its model, cluster and seq; flags override them.
+    const PlanInputs in = plan_file_inputs(a.plan.empty() ? a.strategy_file : a.plan);
+    if (model_name.empty()) model_name = in.model;
+    if (cluster_spec.empty()) cluster_spec = in.cluster;
+    if (!seq) seq = in.seq;
   }
   if (model_name.empty()) throw core::InputError("simulate: --model is required (the plan file names none)");
   if (cluster_spec.empty()) throw core::InputError("simulate: --cluster is required (the plan file names none)");
-  if (a.iterations < 0) throw core::InputError("simulate: --iterations must be >= 1");
-  if (a.overlap_slowdown != 0 && a.overlap_slowdown < 1)
-    throw core::InputError("simulate: --overlap-slowdown must be >= 1 (1 = no slowdown)");
+  if (a.iterations && *a.iterations < 1)
+    throw core::InputError(fmt::format("simulate: --iterations: must be >= 1, got {}", *a.iterations));
+  if (a.overlap_slowdown && !(std::isfinite(*a.overlap_slowdown) && *a.overlap_slowdown >= 1))
+    throw core::InputError(fmt::format("simulate: --overlap-slowdown: must be a finite number >= 1 (1 = no "
+                                       "slowdown), got {}", *a.overlap_slowdown));
+  if (!a.trace.empty()) check_output_path(a.trace, "simulate: --trace");
   const double bucket_mib = a.bucket_mib.empty() ? 0.0 : parse_bucket_mib(a.bucket_mib);
   auto m = model::resolve_model(model_name);
-  if (seq > 0) m = model::with_seq(m, seq);
+  if (seq) m = model::with_seq(m, *seq);
   const auto c = hw::resolve_cluster(cluster_spec, hw::builtin_catalog());
   cost::Strategy s = !a.strategy.empty() ? cost::parse_strategy(a.strategy)
                                          : cost::load_strategy_file(a.plan.empty() ? a.strategy_file : a.plan);
   s = cost::complete_strategy(s, m, c);
   sim::CostSimOptions opt;
-  opt.iterations = a.iterations;
-  opt.overlap_slowdown = a.overlap_slowdown;
+  opt.iterations = a.iterations.value_or(0);          // 0 = the schedule's default
+  opt.overlap_slowdown = a.overlap_slowdown.value_or(0);  // 0 = the cost model's constant
   // The bucket size is a cost constant, so the simulated and the analytical figures use the same partition.
   cost::CostConstants constants = cost::builtin_constants();
   if (bucket_mib > 0) {
@@ -217,6 +219,11 @@ void run_simulate(const SimulateArgs& a) {
   so.record_memory_timeline = !a.trace.empty();
   const double work = static_cast<double>(s.num_devices() / std::max(1, s.tp)) * s.num_micro_batches() *
                       s.virtual_stages * (opt.iterations > 0 ? opt.iterations : sim::default_iterations(s.schedule));
+  // The event count grows with the passes played out; past 1e8 a run takes hours, so refuse with the numbers.
+  if (2 * work > 1e8)
+    throw core::InputError(fmt::format("simulate: {:.3g} micro-batch passes to play out (more than 1e8, hours of "
+                                       "simulation); use a larger mbs, a smaller gbs or fewer --iterations",
+                                       2 * work));
   if (work > 2e5) std::fprintf(stderr, "simulate: playing out %.0f micro-batch passes...\n", 2 * work);
   const auto r = sim::simulate(m, c, s, opt, so);
   if (!a.trace.empty()) {
@@ -226,7 +233,7 @@ void run_simulate(const SimulateArgs& a) {
     if (!f) throw core::InputError("simulate: --trace: error writing '" + a.trace + "'");
     std::fprintf(stderr, "simulate: trace written to %s (open in https://ui.perfetto.dev)\n", a.trace.c_str());
   }
-  if (a.json) fmt::print("{}\n", to_json(m, c, s, r).dump(2));
+  if (a.json) fmt::print("{}\n", core::dump_json(to_json(m, c, s, r)));
   else print_human(m, c, s, r);
 }
 

@@ -5,11 +5,24 @@
 
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "commands.hpp"
 #include "exec_binary.hpp"
 #include "exec_commands.hpp"
 #include "strata/core/error.hpp"
+#include "strata/core/text.hpp"
+
+namespace {
+// An error message may quote user input (a name, a path): escape control characters and cut it to a screenful,
+// so that the one-line contract holds whatever was typed.
+std::string one_line(const char* what) {
+  constexpr std::size_t kMaxBytes = 2000;
+  std::string text = strata::core::printable(what);
+  if (text.size() > kMaxBytes) text = text.substr(0, kMaxBytes) + fmt::format("... ({} bytes cut)", text.size() - kMaxBytes);
+  return text;
+}
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -43,11 +56,11 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : strata::core::kInputErrorExitCode;
   } catch (const strata::core::InputError& e) {
     std::fflush(stdout);
-    fmt::print(stderr, "strata: error: {}\n", e.what());
+    fmt::print(stderr, "strata: error: {}\n", one_line(e.what()));
     return strata::core::kInputErrorExitCode;
   } catch (const std::exception& e) {
     std::fflush(stdout);
-    fmt::print(stderr, "strata: internal error: {}\n", e.what());
+    fmt::print(stderr, "strata: internal error: {}\n", one_line(e.what()));
     return 1;
   }
   return 0;

@@ -4,10 +4,14 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
+#include <vector>
 
 #include "strata/core/error.hpp"
+#include "strata/core/text.hpp"
 
 namespace strata::core {
 namespace {
@@ -35,11 +39,86 @@ std::string strip_nlohmann_prefix(const std::string& what) {
 
 const char* type_name(const Json& v) { return v.type_name(); }
 
+// The decoded text of the string token that starts at text[at] (a '"'); `end` gets the offset after it.
+std::string string_token(std::string_view text, std::size_t at, std::size_t& end) {
+  std::size_t i = at + 1;
+  bool escaped = false;
+  while (i < text.size() && text[i] != '"') i += text[i] == '\\' ? (escaped = true, 2) : 1;
+  end = std::min(i + 1, text.size());
+  const std::string_view token = text.substr(at, end - at);
+  if (!escaped) return std::string(token.substr(1, token.size() - 2));
+  return Json::parse(token).get<std::string>();
+}
+
+// In syntactically valid JSON text, the byte offset and name of the first key that appears twice in one object
+// (nlohmann keeps the last silently). One pass with a key set per open object.
+std::optional<std::pair<std::size_t, std::string>> first_duplicate_key(std::string_view text) {
+  struct Frame {
+    bool object = false;
+    bool expect_key = false;
+    std::set<std::string> keys;
+  };
+  std::vector<Frame> stack;
+  for (std::size_t i = 0; i < text.size();) {
+    const char ch = text[i];
+    if (ch == '"') {
+      std::size_t end = i;
+      std::string s = string_token(text, i, end);
+      if (!stack.empty() && stack.back().object && stack.back().expect_key) {
+        stack.back().expect_key = false;
+        if (!stack.back().keys.insert(s).second) return std::make_pair(i, std::move(s));
+      }
+      i = end;
+      continue;
+    }
+    if (ch == '{' || ch == '[') stack.push_back({ch == '{', ch == '{', {}});
+    else if ((ch == '}' || ch == ']') && !stack.empty()) stack.pop_back();
+    else if (ch == ',' && !stack.empty() && stack.back().object) stack.back().expect_key = true;
+    ++i;
+  }
+  return std::nullopt;
+}
+
+void dump_compact(const OrderedJson& v, int indent, int depth, std::string& out) {
+  const bool scalars_only = std::all_of(v.begin(), v.end(), [](const OrderedJson& x) { return x.is_primitive(); });
+  if (v.is_array() && (v.empty() || scalars_only)) {
+    out += v.dump();
+    return;
+  }
+  if (!v.is_structured() || v.empty()) {
+    out += v.dump();
+    return;
+  }
+  const std::string pad(static_cast<std::size_t>(indent * (depth + 1)), ' ');
+  out += v.is_object() ? "{\n" : "[\n";
+  bool first = true;
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    out += first ? "" : ",\n";
+    first = false;
+    out += pad;
+    if (v.is_object()) out += OrderedJson(it.key()).dump() + ": ";
+    dump_compact(it.value(), indent, depth + 1, out);
+  }
+  out += "\n" + std::string(static_cast<std::size_t>(indent * depth), ' ') + (v.is_object() ? "}" : "]");
+}
+
 }  // namespace
+
+std::string dump_json(const OrderedJson& value, int indent) {
+  std::string out;
+  dump_compact(value, indent, 0, out);
+  return out;
+}
 
 Json parse_json_text(std::string_view text, const std::string& origin) {
   try {
-    return Json::parse(text.begin(), text.end());
+    Json value = Json::parse(text.begin(), text.end());
+    if (const auto dup = first_duplicate_key(text)) {
+      const auto [line, col] = line_column(text, dup->first + 1);
+      throw InputError(fmt::format("{}:{}:{}: duplicate key '{}' in one object (each key may appear once)", origin,
+                                   line, col, printable(dup->second)));
+    }
+    return value;
   } catch (const Json::parse_error& e) {
     const auto [line, col] = line_column(text, e.byte);
     throw InputError(fmt::format("{}:{}:{}: malformed JSON: {}", origin, line, col, strip_nlohmann_prefix(e.what())));
@@ -50,6 +129,8 @@ Json parse_json_text(std::string_view text, const std::string& origin) {
 }
 
 std::string read_text_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(fmt::format("{}: is a directory, not a file", path));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open file", path));
   std::ostringstream ss;

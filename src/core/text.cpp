@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "strata/core/error.hpp"
 #include "strata/core/units.hpp"
 
 namespace strata::core {
@@ -106,6 +107,29 @@ std::string to_lower(std::string_view s) {
   std::string out(s);
   for (auto& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   return out;
+}
+
+std::string printable(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (const char ch : s) {
+    const auto u = static_cast<unsigned char>(ch);
+    if (u < 0x20 || u == 0x7f) out += fmt::format("\\x{:02x}", u);
+    else out += ch;
+  }
+  return out;
+}
+
+void check_name(std::string_view name, const std::string& where) {
+  if (name.size() > kMaxNameBytes)
+    throw InputError(fmt::format("{}: name of {} bytes is too long (at most {}): '{}...'", where, name.size(),
+                                 kMaxNameBytes, printable(name.substr(0, 40))));
+  for (const char ch : name) {
+    const auto u = static_cast<unsigned char>(ch);
+    if (u < 0x20 || u == 0x7f)
+      throw InputError(fmt::format("{}: name '{}' holds a control character", where,
+                                   printable(name.substr(0, std::min<std::size_t>(name.size(), 40)))));
+  }
 }
 
 }  // namespace strata::core

@@ -252,6 +252,8 @@ Strategy strategy_from_json(const nlohmann::json& j, const std::string& origin) 
 
 Strategy load_strategy_file(const std::string& path) {
   const auto j = core::load_json_file(path);
+  if (j.is_object() && !j.contains("best") && j.contains("candidates"))
+    throw core::InputError(path + ": best: missing (a plan file needs \"best\": {\"strategy\": ...} to be read back)");
   if (j.is_object() && j.contains("best")) {
     const core::JsonWhere w{path, ""};
     const auto& best = core::require_field(j, "best", w);

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <string>
 
+#include "io.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/json.hpp"
 #include "strata/core/text.hpp"
@@ -74,6 +75,7 @@ void print_record(const exec::RunRecord& r) {
 void run_run(const RunArgs& a) {
   if (a.plan.empty() == a.strategy.empty())
     throw core::InputError("run: give exactly one of --plan FILE and --strategy S");
+  if (!a.json.empty()) cli::check_output_path(a.json, "run: --json");
   std::string model_name = a.model;
   cost::Strategy s;
   if (!a.plan.empty()) {
@@ -121,6 +123,8 @@ void run_run(const RunArgs& a) {
 }
 
 void run_profile_cmd(const ProfileArgs& a) {
+  cli::check_output_path(a.out, "profile: --out");
+  if (!a.cluster_out.empty()) cli::check_output_path(a.cluster_out, "profile: --cluster-out");
   const auto m = model::resolve_model(a.model);
   exec::ProfileOptions o;
   o.model = exec::gpt_dims_of(m);

@@ -57,6 +57,7 @@ using detail::one_of_scaled;
 std::string required_name(const Json& j, const JsonWhere& where) {
   std::string name = core::to_lower(core::get_string(j, "name", where));
   if (name.empty()) core::fail(where.field("name"), "must not be empty");
+  core::check_name(name, where.field("name").str());
   return name;
 }
 

@@ -167,6 +167,7 @@ Cluster cluster_from_json(const nlohmann::json& j, const std::string& origin, co
   const Catalog cat = extended_catalog(j, where, catalog);
   Cluster c;
   c.name = core::opt_string(j, "name", where).value_or(origin);
+  core::check_name(c.name, where.field("name").str());
   const Json& groups = core::require_field(j, "nodes", where);
   core::expect_array(groups, where.field("nodes"));
   if (groups.empty()) core::fail(where.field("nodes"), "must list at least one node group");

@@ -59,6 +59,7 @@ Model from_config(const Json& j, const JsonWhere& root, const std::string& defau
   check_keys(j, kConfigKeys, root);
   TransformerConfig c;
   c.name = core::opt_string(j, "name", root).value_or(default_name);
+  core::check_name(c.name, root.field("name").str());
   c.family = core::opt_string(j, "family", root).value_or("custom");
   c.layers = core::get_positive_int(j, "layers", root);
   c.hidden = core::get_positive_int(j, "hidden", root);
@@ -222,6 +223,7 @@ Model from_layer_list(const Json& j, const JsonWhere& root, const std::string& d
   check_keys(j, kListKeys, root);
   Model m;
   m.name = core::opt_string(j, "name", root).value_or(default_name);
+  core::check_name(m.name, root.field("name").str());
   m.family = core::opt_string(j, "family", root).value_or("custom");
   m.seq = core::get_positive_int(j, "seq", root);
   const JsonWhere lw = root.field("layers");
@@ -235,6 +237,7 @@ Model from_layer_list(const Json& j, const JsonWhere& root, const std::string& d
       core::fail(w.field("repeat"), fmt::format("the model would exceed {} layers", kMaxModelLayers));
     const std::string base = core::opt_string(layers[i], "name", w).value_or(
         fmt::format("{}.{}", to_string(l.kind), i));
+    core::check_name(base, w.field("name").str());
     if (l.kind == LayerKind::lm_head && l.tied_embeddings) {
       const bool found = std::any_of(m.layers.begin(), m.layers.end(), [&](const LayerSpec& e) {
         return e.kind == LayerKind::embedding && e.vocab == l.vocab && e.hidden == l.hidden;

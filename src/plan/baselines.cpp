@@ -35,15 +35,18 @@ Baseline megatron_baseline(const model::Model& m, const hw::Cluster& c, const Pl
   for (const auto& node : c.nodes) gpn = std::min(gpn, node.num_devices);
   // (tp·pp, tp, pp) in increasing model-parallel size.
   std::vector<std::tuple<int, int, int>> combos;
-  for (int tp : divisors(n)) {
+  for (int tp : device_divisors(n)) {
     if (tp > gpn || !tp_rule_violation(m, tp).empty()) continue;
-    for (int pp : divisors(n / tp))
+    for (int pp : device_divisors(n / tp))
       if (pp <= L && opt.global_batch % (n / (tp * pp)) == 0) combos.emplace_back(tp * pp, tp, pp);
   }
   std::sort(combos.begin(), combos.end());
   std::vector<std::int64_t> mbss;
+  const std::vector<std::int64_t> gbs_divisors = divisors(opt.global_batch);
   for (const auto& [prod, tp, pp] : combos)
-    for (int mbs : divisors(opt.global_batch / (n / prod))) mbss.push_back(mbs);
+    for (std::int64_t mbs : divisors_of_quotient(gbs_divisors, opt.global_batch, n / prod,
+                                                 max_useful_micro_batch(m, c, tp, opt.dtype)))
+      mbss.push_back(mbs);
   std::sort(mbss.begin(), mbss.end());
   mbss.erase(std::unique(mbss.begin(), mbss.end()), mbss.end());
   for (std::int64_t mbs : mbss) {
@@ -82,7 +85,8 @@ Baseline data_parallel_baseline(const model::Model& m, const hw::Cluster& c, con
   }
   std::vector<model::Recompute> rcs{model::Recompute::none};
   if (opt.space != Space::three_d) rcs = {model::Recompute::none, model::Recompute::selective, model::Recompute::full};
-  for (int mbs : divisors(opt.global_batch / n))
+  for (std::int64_t mbs : divisors_of_quotient(divisors(opt.global_batch), opt.global_batch, n,
+                                               max_useful_micro_batch(m, c, 1, opt.dtype)))
     for (auto rc : rcs) {
       cost::Strategy s = base_strategy(c, n, 1, 1, mbs, opt);
       s.zero_stage = n > 1 ? zero : 0;

@@ -37,6 +37,15 @@ Space parse_space(std::string_view text, const std::string& where) {
   throw core::InputError(fmt::format("{}: unknown space '{}' (valid: 3d, full, all)", where, text));
 }
 
+void check_global_batch(const model::Model& m, std::int64_t gbs) {
+  const std::int64_t seq = std::max<std::int64_t>(1, m.seq);
+  if (gbs > kMaxGlobalBatch / seq)
+    throw core::InputError(fmt::format(
+        "plan: --gbs {}: {} samples x seq {} is more than 2^53 = {} tokens per iteration, which no cluster can "
+        "process (and token counts stop being exact); the largest gbs for this model is {}",
+        gbs, gbs, seq, kMaxGlobalBatch, kMaxGlobalBatch / seq));
+}
+
 namespace detail {
 
 void parallel_for(int threads, std::int64_t n, const std::function<void(std::int64_t)>& f) {
@@ -53,18 +62,67 @@ void parallel_for(int threads, std::int64_t n, const std::function<void(std::int
   for (auto& th : pool) th.join();
 }
 
-std::vector<int> divisors(std::int64_t n) {
-  std::vector<int> d;
-  for (std::int64_t i = 1; i <= n; ++i)
-    if (n % i == 0) d.push_back(static_cast<int>(i));
-  return d;
+std::vector<std::int64_t> divisors(std::int64_t n) {
+  // Trial division up to sqrt(n): O(sqrt(n)) steps, divisors in increasing order (n <= kMaxGlobalBatch keeps
+  // this under ~1e8 steps; the planner factorises the global batch once per search).
+  std::vector<std::int64_t> low, high;
+  for (std::int64_t i = 1; i <= n / i; ++i) {
+    if (n % i != 0) continue;
+    low.push_back(i);
+    if (i != n / i) high.push_back(n / i);
+  }
+  low.insert(low.end(), high.rbegin(), high.rend());
+  return low;
+}
+
+std::vector<int> device_divisors(int n) {
+  std::vector<int> out;
+  for (std::int64_t d : divisors(n)) out.push_back(static_cast<int>(d));
+  return out;
+}
+
+std::vector<std::int64_t> divisors_of_quotient(const std::vector<std::int64_t>& divisors_of_gbs, std::int64_t gbs,
+                                               std::int64_t dp, std::int64_t max_mbs) {
+  std::vector<std::int64_t> out;
+  if (dp < 1 || gbs % dp != 0) return out;
+  const std::int64_t q = gbs / dp;
+  for (std::int64_t d : divisors_of_gbs) {
+    if (d > q || d > max_mbs) break;
+    if (q % d == 0) out.push_back(d);
+  }
+  return out;
+}
+
+std::int64_t max_useful_micro_batch(const model::Model& m, const hw::Cluster& c, int tp, hw::Dtype dtype) {
+  // Every layer stores at least its activations under full recompute for one micro-batch in flight on the
+  // device that holds it, and those bytes grow linearly with the micro-batch: a micro-batch above
+  // largest-GPU-memory / (the largest such per-sample figure) fits nowhere, so the search need not enumerate it.
+  double per_sample = 0;
+  for (const auto& l : m.layers) {
+    if (!model::tensor_parallel_problem(l, tp).empty()) continue;
+    model::LayerQuery q;
+    q.micro_batch = 1;
+    q.seq = l.seq > 0 ? l.seq : m.seq;
+    q.tp = tp;
+    q.sequence_parallel = tp > 1;
+    q.recompute = model::Recompute::full;
+    q.bytes_per_element = hw::dtype_bytes(dtype);
+    per_sample = std::max(per_sample, model::layer_cost(l, q).act_total_bytes());
+  }
+  double mem = 0;
+  for (const auto& g : c.gpu_types) mem = std::max(mem, g.memory_bytes);
+  if (!(per_sample > 0)) return kMaxGlobalBatch;
+  const double cap = std::floor(mem / per_sample);
+  return cap >= static_cast<double>(kMaxGlobalBatch) ? kMaxGlobalBatch : std::max<std::int64_t>(0, static_cast<std::int64_t>(cap));
 }
 
 std::string tp_rule_violation(const model::Model& m, int tp) {
+  // The rule is model::tensor_parallel_problem's; the reason is generic so that rejections group by it.
   for (const auto& l : m.layers) {
+    if (model::tensor_parallel_problem(l, tp).empty()) continue;
+    if (l.kind == model::LayerKind::conv) return "convolution layers support tp = 1 only";
     if (l.heads > 0 && l.heads % tp != 0) return "tp does not divide the attention heads";
-    const auto kv = l.kv_heads > 0 ? l.kv_heads : l.heads;
-    if (kv > 0 && kv % tp != 0 && tp % kv != 0) return "tp and the kv heads do not divide one another";
+    return "tp and the kv heads do not divide one another";
   }
   return {};
 }
@@ -102,6 +160,16 @@ std::vector<RejectReason> Rejections::sorted() const {
   return out;
 }
 
+// Micro-batch sizes of one degree unit: divisors of gbs/dp up to max_mbs; the larger ones counted as rejected.
+std::vector<std::int64_t> micro_batch_sizes(const std::vector<std::int64_t>& gbs_divisors, std::int64_t gbs, int dp,
+                                            std::int64_t max_mbs, const std::string& ex, Rejections& rej) {
+  auto mbss = divisors_of_quotient(gbs_divisors, gbs, dp, max_mbs);
+  if (const auto all = divisors_of_quotient(gbs_divisors, gbs, dp, kMaxGlobalBatch); all.size() > mbss.size())
+    rej.add("memory: micro-batch whose activations alone exceed the largest GPU (skipped unenumerated)",
+            static_cast<std::int64_t>(all.size() - mbss.size()), fmt::format("{},mbs={}", ex, all[mbss.size()]));
+  return mbss;
+}
+
 // The enumeration of the space: degree units and configurations (in the deterministic order).
 Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt, Rejections& rej) {
   Space_ sp;
@@ -109,7 +177,8 @@ Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOp
   const int L = static_cast<int>(m.layers.size());
   const std::int64_t gbs = opt.global_batch;
   const bool three_d = opt.space == Space::three_d;
-  for (int tp : divisors(n)) {
+  const std::vector<std::int64_t> gbs_divisors = divisors(gbs);
+  for (int tp : device_divisors(n)) {
     if (opt.max_tp > 0 && tp > opt.max_tp) {
       rej.add("degrees: tp > --max-tp", static_cast<std::int64_t>(divisors(n / tp).size()), fmt::format("tp={}", tp));
       continue;
@@ -118,7 +187,8 @@ Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOp
       rej.add("degrees: " + why, static_cast<std::int64_t>(divisors(n / tp).size()), fmt::format("tp={}", tp));
       continue;
     }
-    for (int pp : divisors(n / tp)) {
+    const std::int64_t max_mbs = max_useful_micro_batch(m, c, tp, opt.dtype);
+    for (int pp : device_divisors(n / tp)) {
       const int dp = n / (tp * pp);
       const std::string ex = fmt::format("dp={},tp={},pp={}", dp, tp, pp);
       if (pp > L) {
@@ -147,7 +217,7 @@ Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOp
         if (!three_d && tp > 1) sps = {false, true};
         std::vector<int> zeros{0};
         if (!three_d && dp > 1) zeros = {0, 1, 2, 3};
-        for (int mbs : divisors(gbs / dp)) {
+        for (std::int64_t mbs : micro_batch_sizes(gbs_divisors, gbs, dp, max_mbs, ex, rej)) {
           const std::int64_t micro = gbs / (static_cast<std::int64_t>(dp) * mbs);
           std::vector<ScheduleChoice> scheds{{cost::Schedule::one_f_one_b, 1}};
           if (!three_d && pp > 1) {
@@ -221,7 +291,7 @@ void throw_fits_nowhere(const model::Model& m, const hw::Cluster& c, const PlanO
   for (const auto& g : hw::builtin_catalog().gpus)
     if (g.memory_bytes >= best_mem) big.push_back(fmt::format("{} ({})", g.name, core::format_bytes(g.memory_bytes)));
   throw core::InputError(fmt::format(
-      "plan: model {} fits nowhere on {} with gbs {} (space {}): the smallest memory it needs is {} per GPU "
+      "plan: model {} does not fit on {} with gbs {} (space {}): the smallest memory it needs is {} per GPU "
       "(strategy {}) but the GPUs have {}; closest that fits: GPUs with at least that much memory ({}), or more "
       "GPUs{}",
       m.name, c.name, opt.global_batch, to_string(opt.space), core::format_bytes(best_mem),
@@ -234,6 +304,7 @@ void throw_fits_nowhere(const model::Model& m, const hw::Cluster& c, const PlanO
 PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt) {
   const auto t0 = std::chrono::steady_clock::now();
   if (opt.global_batch < 1) throw core::InputError("plan: --gbs must be >= 1");
+  check_global_batch(m, opt.global_batch);
   if (opt.top_k < 1) throw core::InputError("plan: --top must be >= 1");
   if (opt.threads < 1) throw core::InputError("plan: --threads must be >= 1");
   PlanResult res;
@@ -242,11 +313,13 @@ PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& 
   detail::Space_ sp = detail::enumerate_space(m, c, opt, rej);
   if (sp.configs.empty()) {
     std::vector<int> dps;
-    for (int dp : detail::divisors(c.num_devices())) dps.push_back(dp);
+    for (int dp : detail::device_divisors(c.num_devices())) dps.push_back(dp);
     if (sp.valid_dp.empty())
       throw core::InputError(fmt::format(
           "plan: --gbs {} is not divisible by any data-parallel degree usable on {} ({} devices, model {}): {}",
           opt.global_batch, c.name, c.num_devices(), m.name, nearest_gbs_message(opt.global_batch, dps)));
+    // Degrees exist but every micro-batch size is too big for the memory (the gbs / dp left has no small divisor).
+    if (!sp.units.empty()) throw_fits_nowhere(m, c, opt, sp);
     throw core::InputError("plan: the search space is empty (check --max-tp / --max-pp)");
   }
   res.space_size = static_cast<std::int64_t>(sp.configs.size());

@@ -42,7 +42,15 @@ struct Rejections {
 
 // Runs f(0..n−1) on `threads` threads (index i on thread i mod threads); results go to pre-sized slots.
 void parallel_for(int threads, std::int64_t n, const std::function<void(std::int64_t)>& f);
-std::vector<int> divisors(std::int64_t n);
+// Divisors of n in increasing order, O(sqrt(n)).
+std::vector<std::int64_t> divisors(std::int64_t n);
+std::vector<int> device_divisors(int n);  // divisors of a device count
+// The divisors d of gbs/dp with d <= max_mbs, from the divisors of gbs (a divisor of gbs/dp divides gbs).
+std::vector<std::int64_t> divisors_of_quotient(const std::vector<std::int64_t>& divisors_of_gbs, std::int64_t gbs,
+                                               std::int64_t dp, std::int64_t max_mbs);
+// The largest micro-batch whose activations alone can fit the cluster's largest GPU at this tp (a bound: larger
+// ones never fit, whatever the rest of the strategy).
+std::int64_t max_useful_micro_batch(const model::Model& m, const hw::Cluster& c, int tp, hw::Dtype dtype);
 std::string tp_rule_violation(const model::Model& m, int tp);
 bool candidate_less(const Candidate& a, const Candidate& b);
 std::string short_cli(const cost::Strategy& s);  // CLI syntax without the placement list

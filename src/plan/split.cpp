@@ -145,6 +145,7 @@ bool better(const SplitResult& a, const SplitResult& b) {
 
 std::int64_t to_ps(double seconds) { return static_cast<std::int64_t>(std::llround(seconds * 1e12)); }
 double from_ps(std::int64_t ps) { return static_cast<double>(ps) * 1e-12; }
+double from_ps(SplitObjective ps) { return static_cast<double>(ps) * 1e-12; }
 
 SplitResult evaluate_split(const SplitProblem& p, const std::vector<int>& sizes) {
   SplitResult r;
@@ -172,7 +173,7 @@ SplitResult evaluate_split(const SplitProblem& p, const std::vector<int>& sizes)
   r.sizes = sizes;
   r.max_term = mx;
   r.sum_term = sum;
-  r.objective = p.weight_max * mx + p.weight_sum * sum;
+  r.objective = static_cast<SplitObjective>(p.weight_max) * mx + static_cast<SplitObjective>(p.weight_sum) * sum;
   return r;
 }
 
@@ -229,10 +230,10 @@ SplitResult solve_split(const SplitProblem& p) {
     ++tried;
   }
   for (i64 bound = next_candidate(p, hi); bound < kInfinitePs; bound = next_candidate(p, bound)) {
-    if (p.weight_max * bound + f_inf > best.objective) break;
+    if (static_cast<SplitObjective>(p.weight_max) * bound + f_inf > best.objective) break;
     ++tried;
     const i64 f = solve_bound(p, bound, ws);
-    if (f >= kInfinitePs || p.weight_max * bound + f > best.objective) continue;
+    if (f >= kInfinitePs || static_cast<SplitObjective>(p.weight_max) * bound + f > best.objective) continue;
     SplitResult r = evaluate_split(p, reconstruct(p, bound, ws));
     if (better(r, best)) best = r;
   }

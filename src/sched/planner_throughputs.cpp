@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <string_view>
 #include <tuple>
+#include <utility>
 
 #include "strata/core/error.hpp"
 #include "strata/core/text.hpp"
@@ -49,11 +51,17 @@ double best_throughput(const model::Model& m, const hw::Cluster& c, std::int64_t
 }  // namespace
 
 std::string catalog_gpu_for(const std::string& type_name, const hw::Catalog& catalog) {
-  if (const auto* g = catalog.find_gpu(type_name)) return g->name;
-  for (const auto& n : catalog.gpu_names())
-    if (n.rfind(core::to_lower(type_name) + "-", 0) == 0) return n;
-  throw core::InputError(fmt::format("--from-planner: GPU type '{}' is not in the hardware catalog (valid: {})",
-                                     type_name, core::join(catalog.gpu_names())));
+  // The scheduler's short names (Gavel's) for catalog GPUs that come in several memory sizes or form factors;
+  // documented in docs/scheduler.md §GPU types. Every other type must be a catalog name (k80, p100, t4, ...).
+  static constexpr std::pair<std::string_view, std::string_view> kAliases[] = {
+      {"v100", "v100-16gb"}, {"a100", "a100-40gb"}, {"h100", "h100-sxm"}};
+  const std::string name = core::to_lower(type_name);
+  if (const auto* g = catalog.find_gpu(name)) return g->name;
+  for (const auto& [alias, target] : kAliases)
+    if (name == alias && catalog.find_gpu(target)) return std::string(target);
+  throw core::InputError(fmt::format(
+      "--from-planner: GPU type '{}' is not in the hardware catalog (valid: {}; aliases: v100, a100, h100)",
+      core::printable(type_name), core::join(catalog.gpu_names())));
 }
 
 void fill_throughputs_from_planner(Problem& p, const hw::Catalog& catalog,

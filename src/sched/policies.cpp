@@ -373,6 +373,21 @@ Allocation makespan_budget(const Problem& p, const PolicyOptions& opt) {
   return out;
 }
 
+// The agnostic makespan-budget meets the budget for the throughputs it sees (each job's mean over types), not for
+// the real ones: on the real throughputs its allocation takes M = max_m steps_m / throughput_m(X) and spends
+// M · cost-rate(X). When that exceeds the budget, say so (the note is printed as a warning).
+void warn_if_over_budget(const Problem& real, const PolicyOptions& opt, Allocation& a) {
+  const auto eff = effective_throughputs(real, a);
+  double makespan_s = 0;
+  for (int m = 0; m < real.num_jobs(); ++m)
+    makespan_s = std::max(makespan_s, eff[m] > 0 ? real.jobs[m].steps / eff[m] : INFINITY);
+  const double spend = makespan_s * cost_per_hour(real, a, opt.price) / 3600.0;
+  if (!(spend > opt.budget_usd * (1 + 1e-9))) return;
+  a.note += fmt::format("{}makespan-budget-agnostic: the budget holds for the throughputs the agnostic policy sees, "
+                        "not the real ones: this allocation spends ${:.2f} of the ${:.2f} budget ({:+.1f}%)",
+                        a.note.empty() ? "" : "; ", spend, opt.budget_usd, 100.0 * (spend / opt.budget_usd - 1));
+}
+
 }  // namespace
 
 Policy parse_policy(const std::string& name, const std::string& flag) {
@@ -412,8 +427,10 @@ Allocation solve_policy(const Problem& p, PolicyKind kind, const PolicyOptions& 
 Allocation allocate(const Problem& real, const Policy& policy, const PolicyOptions& opt) {
   if (real.jobs.empty()) throw core::InputError("allocate: no jobs");
   const Problem seen = policy.agnostic ? agnostic_view(real) : real;
-  if (policy.agnostic) return spread_over_types(seen, opt, solve_policy(seen, policy.kind, opt));
-  return solve_policy(seen, policy.kind, opt);
+  if (!policy.agnostic) return solve_policy(seen, policy.kind, opt);
+  Allocation a = spread_over_types(seen, opt, solve_policy(seen, policy.kind, opt));
+  if (policy.kind == PolicyKind::kMakespanBudget) warn_if_over_budget(real, opt, a);
+  return a;
 }
 
 namespace {

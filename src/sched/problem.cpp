@@ -33,6 +33,7 @@ std::vector<WorkerType> read_workers(const Json& w, const JsonWhere& where) {
   for (auto it = w.begin(); it != w.end(); ++it) {
     WorkerType t;
     t.name = it.key();
+    core::check_name(t.name, where.str());
     const JsonWhere at = where.field(it.key());
     if (it.value().is_object()) {
       t.count = static_cast<int>(core::get_positive_int(it.value(), "count", at));
@@ -67,6 +68,7 @@ std::vector<double> read_type_map(const Json& j, std::vector<WorkerType>& types,
   core::expect_object(j, where);
   std::vector<double> out(types.size(), 0.0);
   for (auto it = j.begin(); it != j.end(); ++it) {
+    core::check_name(it.key(), where.str());
     const JsonWhere at = where.field(it.key());
     auto t = std::find_if(types.begin(), types.end(), [&](const WorkerType& w) { return w.name == it.key(); });
     if (t == types.end()) {
@@ -99,6 +101,7 @@ JobSpec read_job(const Json& j, std::vector<WorkerType>& types, bool grow, const
   JobSpec job;
   job.name = core::get_string(j, "name", where);
   if (job.name.empty()) core::fail(where.field("name"), "must not be empty");
+  core::check_name(job.name, where.field("name").str());
   job.job_type = core::opt_string(j, "type", where).value_or("");
   job.model = core::opt_string(j, "model", where).value_or("");
   if (!job.model.empty()) {
@@ -287,7 +290,7 @@ void validate_problem(const Problem& p, const std::string& origin) {
 std::vector<WorkerType> parse_cluster_spec(const std::string& spec, const std::string& flag) {
   std::vector<WorkerType> out;
   auto bad = [&](const std::string& part, const std::string& why) -> void {
-    throw core::InputError(fmt::format("{}: '{}': {} (syntax: TYPE:COUNT[/PER_SERVER],..., e.g. v100:36,k80:36/8)",
+    throw core::InputError(fmt::format("{}: '{}': {} (syntax: TYPE:COUNT[/PER_SERVER],..., e.g. v100:36,k80:32/8)",
                                        flag, part, why));
   };
   auto parse_int = [&](const std::string& part, std::string_view s) {
@@ -309,6 +312,12 @@ std::vector<WorkerType> parse_cluster_spec(const std::string& spec, const std::s
     const auto slash = rest.find('/');
     t.count = parse_int(part, std::string_view(rest).substr(0, slash));
     t.per_server = slash == std::string::npos ? kDefaultPerServer : parse_int(part, std::string_view(rest).substr(slash + 1));
+    // An explicit server size must tile the count (8 GPUs cannot sit in servers of 3); with the default size
+    // the last server may be partial (docs/scheduler.md).
+    if (slash != std::string::npos && t.count % t.per_server != 0)
+      bad(part, fmt::format("{} GPUs do not fill whole servers of {} (COUNT must be a multiple of PER_SERVER)",
+                            t.count, t.per_server));
+    core::check_name(t.name, flag);
     for (const auto& o : out)
       if (o.name == t.name) bad(part, "GPU type listed twice");
     out.push_back(std::move(t));

@@ -53,3 +53,40 @@ TEST(CoreText, Formats) {
   const auto t = render_table({"a", "bb"}, {{"x", "1.5"}, {"yyy", "10"}});
   EXPECT_EQ(t, "a    bb\n--------\nx    1.5\nyyy   10\n");
 }
+
+TEST(CoreJson, DuplicateKeyNamesLineColumnAndKey) {
+  const std::string text = "{\n  \"a\": 1,\n  \"b\": {\"x\": 1, \"y\": [{\"x\": 2}], \"x\": 3}\n}";
+  EXPECT_EQ(error_of([&] { parse_json_text(text, "d.json"); }), "d.json:3:34: duplicate key 'x' in one object (each key may appear once)");
+  // The same key in sibling or nested objects is fine; escaped spellings of one key are the same key.
+  EXPECT_NO_THROW(parse_json_text(R"({"x": {"x": 1}, "y": [{"x": 1}, {"x": 2}]})", "ok.json"));
+  EXPECT_NE(error_of([] { parse_json_text(R"({"k\u0041": 1, "kA": 2})", "e.json"); }).find("duplicate key 'kA'"),
+            std::string::npos);
+  // A string value that looks like a key is not one.
+  EXPECT_NO_THROW(parse_json_text(R"({"a": "a", "b": ["a", "a"]})", "v.json"));
+}
+
+TEST(CoreJson, DirectoryIsNotAFile) {
+  EXPECT_EQ(error_of([] { load_json_file("/tmp"); }), "/tmp: is a directory, not a file");
+}
+
+TEST(CoreJson, DumpKeepsScalarArraysOnOneLine) {
+  OrderedJson j;
+  j["placement"] = {0, 1, 2, 3};
+  j["nested"] = {{"split", {4, 4}}, {"rows", OrderedJson::array({OrderedJson{{"a", 1}}})}};
+  j["empty"] = OrderedJson::array();
+  const std::string out = dump_json(j);
+  EXPECT_EQ(out,
+            "{\n  \"placement\": [0,1,2,3],\n  \"nested\": {\n    \"split\": [4,4],\n    \"rows\": [\n      {\n"
+            "        \"a\": 1\n      }\n    ]\n  },\n  \"empty\": []\n}");
+  EXPECT_EQ(OrderedJson::parse(out), j);  // same document as dump(2)
+}
+
+TEST(CoreText, NamesWithControlCharactersOrHugeAreRejected) {
+  EXPECT_EQ(printable("a\x1b[31mb\n"), "a\\x1b[31mb\\x0a");
+  EXPECT_NO_THROW(check_name("gpt3-175b", "--model"));
+  EXPECT_EQ(error_of([] { check_name("bad\tname", "m.json: name"); }),
+            "m.json: name: name 'bad\\x09name' holds a control character");
+  const std::string big(1 << 20, 'x');
+  EXPECT_NE(error_of([&] { check_name(big, "m.json: name"); }).find("name of 1048576 bytes is too long (at most 256)"),
+            std::string::npos);
+}

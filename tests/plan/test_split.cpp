@@ -140,11 +140,11 @@ TEST(Split, EqualsExhaustiveEnumerationOnRandomHeterogeneousCases) {
     if (!want.found) continue;
     ++feasible;
     if (got.bounds_tried > 3) ++multi_bound;
-    ASSERT_EQ(got.objective, want.obj) << "case " << c;
+    ASSERT_EQ(static_cast<i64>(got.objective), want.obj) << "case " << c;
     ASSERT_EQ(got.sizes, want.sizes) << "case " << c << " (tie-break: lexicographically smallest)";
     // The library's own brute force agrees too.
     const SplitResult bf = brute_force_split(p);
-    ASSERT_EQ(bf.objective, want.obj);
+    ASSERT_EQ(static_cast<i64>(bf.objective), want.obj);
     ASSERT_EQ(bf.sizes, want.sizes);
   }
   EXPECT_GT(feasible, 1500);   // the generator exercises both outcomes
@@ -167,7 +167,7 @@ TEST(Split, UniformLayersOnEqualStagesGiveBalancedSplit) {
   const SplitResult s = solve_split(encode(r));
   ASSERT_TRUE(s.feasible);
   EXPECT_EQ(s.sizes, (std::vector<int>{3, 3, 3, 3}));
-  EXPECT_EQ(s.objective, 7 * 30 + 120);
+  EXPECT_EQ(static_cast<std::int64_t>(s.objective), 7 * 30 + 120);
 }
 
 TEST(Split, FasterStageTakesMoreLayers) {

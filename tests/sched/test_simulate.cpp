@@ -60,7 +60,7 @@ TEST(Generate, SpecAndClusterSyntaxErrors) {
   EXPECT_THROW(parse_generate_spec("jobs=0"), core::InputError);
   EXPECT_THROW(parse_generate_spec("jobs=5,rate=-1"), core::InputError);
   EXPECT_THROW(parse_generate_spec("jobs=5,speed=1"), core::InputError);
-  const auto c = parse_cluster_spec("V100:36,k80:20/8");
+  const auto c = parse_cluster_spec("V100:36,k80:24/8");
   ASSERT_EQ(c.size(), 2u);
   EXPECT_EQ(c[0].name, "v100");
   EXPECT_EQ(c[0].count, 36);
@@ -70,6 +70,10 @@ TEST(Generate, SpecAndClusterSyntaxErrors) {
   EXPECT_THROW(parse_cluster_spec("v100:0"), core::InputError);
   EXPECT_THROW(parse_cluster_spec("v100:4,v100:4"), core::InputError);
   EXPECT_THROW(parse_cluster_spec("v100:4/x"), core::InputError);
+  // An explicit server size must tile the count (8 GPUs in servers of 3 is no cluster).
+  EXPECT_THROW(parse_cluster_spec("v100:8/3"), core::InputError);
+  EXPECT_THROW(parse_cluster_spec("k80:20/8"), core::InputError);
+  EXPECT_THROW(parse_cluster_spec(std::string("bad\x1bname:4")), core::InputError);  // control character in a name
 }
 
 TEST(Mechanism, PrioritiesAlternateTimeSharedJobs) {

@@ -14,11 +14,14 @@ using Json = nlohmann::json;
 // Insertion-ordered JSON for output files, so that keys come out in the order we write them (deterministic).
 using OrderedJson = nlohmann::ordered_json;
 
-// Parses `text`; on a syntax error throws InputError "<origin>:<line>:<column>: <what>".
+// Parses `text`; on a syntax error, or a key that appears twice in one object, throws InputError
+// "<origin>:<line>:<column>: <what>".
 Json parse_json_text(std::string_view text, const std::string& origin);
 // Reads and parses a file; a missing/unreadable file is an InputError naming the path.
 Json load_json_file(const std::string& path);
-// Reads a whole text file (InputError when it cannot be read).
+// Like OrderedJson::dump(indent), but arrays of numbers/strings/bools (placements, splits) stay on one line.
+std::string dump_json(const OrderedJson& value, int indent = 2);
+// Reads a whole text file (InputError when it cannot be read or is a directory).
 std::string read_text_file(const std::string& path);
 
 // A position inside a JSON document for error messages: origin (file name or "--flag") plus field path.

@@ -25,4 +25,13 @@ std::string join(const std::vector<std::string>& items, std::string_view sep = "
 // Lower-case ASCII copy.
 std::string to_lower(std::string_view s);
 
+// The longest name (model, layer, cluster, node, GPU type, job ...) strata accepts, in bytes.
+inline constexpr std::size_t kMaxNameBytes = 256;
+// `s` with control characters (bytes < 0x20 and 0x7f) written as \xNN, so that printing it cannot move the
+// cursor, recolour the terminal or break a one-line message.
+std::string printable(std::string_view s);
+// InputError "<where>: <problem>" when a user-supplied name is longer than kMaxNameBytes or holds a control
+// character (the name is shown escaped and cut to 40 bytes).
+void check_name(std::string_view name, const std::string& where);
+
 }  // namespace strata::core

@@ -87,6 +87,12 @@ struct PlanResult {
 // which strategy, and which GPU types of the catalog have that much).
 PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt);
 
+// The largest number of tokens (global batch × sequence length) one iteration may hold: 2^53, the last integer
+// a double counts exactly (token, FLOP and micro-batch counts go through doubles). Also bounds the global batch.
+inline constexpr std::int64_t kMaxGlobalBatch = std::int64_t{1} << 53;
+// InputError (one line, naming --gbs) when gbs × seq exceeds kMaxGlobalBatch tokens: no cluster can process it.
+void check_global_batch(const model::Model& m, std::int64_t gbs);
+
 // The layer split that plan() would choose for a strategy whose degrees, mbs, schedule... are fixed (split and
 // placement given or defaulted): exact for gpipe/1f1b/pipedream/2bw, the Megatron split for interleaved.
 // Returns false when no split fits memory.

@@ -17,6 +17,9 @@
 namespace strata::plan {
 
 inline constexpr std::int64_t kInfinitePs = INT64_MAX / 4;
+// The objective weight_max·max + weight_sum·sum in ps: 128-bit, because weight_max is m − 1 and m may be ~1e9
+// micro-batches (gbs 1e9), which overflows 64 bits at second-scale stage times; still exact.
+__extension__ typedef __int128 SplitObjective;
 
 struct SplitProblem {
   int layers = 0;                                  // L
@@ -37,7 +40,7 @@ struct SplitProblem {
 struct SplitResult {
   bool feasible = false;
   std::vector<int> sizes;        // layers per stage (size p), lexicographically smallest among the optima
-  std::int64_t objective = 0;    // ps, weights applied
+  SplitObjective objective = 0;  // ps, weights applied
   std::int64_t max_term = 0;     // max t_j (and e_j when cuts_in_max)
   std::int64_t sum_term = 0;     // Σ t_j + Σ e_j
   int bounds_tried = 0;          // how many candidate bounds the sweep solved (for --explain / the docs)
@@ -64,5 +67,6 @@ std::vector<int> min_start_linear(const std::vector<std::int64_t>& static_bytes,
 // Seconds ↔ picoseconds used by the split (rounded to nearest; 1 ps resolution).
 std::int64_t to_ps(double seconds);
 double from_ps(std::int64_t ps);
+double from_ps(SplitObjective ps);
 
 }  // namespace strata::plan

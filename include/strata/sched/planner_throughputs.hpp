@@ -13,8 +13,8 @@
 
 namespace strata::sched {
 
-// Catalog GPU of a scheduler type name: the same name ("k80"), else the first catalog GPU named "<name>-…"
-// ("v100" → "v100-16gb"). InputError listing the catalog when none matches.
+// Catalog GPU of a scheduler type name: the same name ("k80"), else a documented alias ("v100" → "v100-16gb",
+// "a100" → "a100-40gb", "h100" → "h100-sxm"). InputError listing the catalog when none matches.
 std::string catalog_gpu_for(const std::string& type_name, const hw::Catalog& catalog);
 
 // Fills throughputs (and unconsolidated throughputs) of every job that names a model. Nothing fits on a type

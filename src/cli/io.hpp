@@ -1,0 +1,26 @@
+// cli/io: what several sub-commands share — output paths ('-' = stdout, checked before the work starts) and the
+// model/cluster/seq a plan file names (so `estimate --strategy-file PLAN` and `simulate --plan PLAN` need no
+// flags).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace strata::cli {
+
+// InputError "<flag>: cannot write '<path>' (<why>)" unless `path` is "-" (stdout) or a file that can be created
+// or overwritten: its directory exists and is writable, and it is not itself a directory. Call it before the
+// work, so a typo in the path does not cost a whole search.
+void check_output_path(const std::string& path, const std::string& flag);
+// Writes `text` to `path` ("-" = stdout); InputError naming `flag` on failure.
+void write_output(const std::string& path, const std::string& text, const std::string& flag);
+
+// What a plan file (`strata plan --json`) says about its inputs; empty fields when the file is not a plan or
+// does not say. Flags given on the command line override these.
+struct PlanInputs {
+  std::string model, cluster;
+  std::optional<std::int64_t> seq;
+};
+PlanInputs plan_file_inputs(const std::string& path);
+
+}  // namespace strata::cli
