@@ -75,7 +75,6 @@ void print_estimate(const model::Model& m, const hw::Cluster& c, const cost::Str
 }
 
 void run_estimate(const EstimateArgs& a) {
-  if (a.model.empty()) throw core::InputError("estimate: --model: required");
   if (a.strategy.empty() == a.strategy_file.empty())
     throw core::InputError("estimate: give exactly one of --strategy and --strategy-file");
   // A plan file names its model, cluster and seq; flags override them.
