@@ -189,14 +189,8 @@ void register_estimate_commands(CLI::App& app) {
   est->add_option("--seq", args->seq, "Sequence length (default: the model's)");
   est->add_option("--profile", args->profile,
                   "Measured profile JSON (`strata profile`) overriding the roofline where it has rows");
-  est->add_option_function<std::string>(
-      "--memory-headroom",
-      [args](const std::string& v) {
-        args->memory_headroom = v;
-        args->memory_headroom_given = true;
-      },
-      "Memory kept free per device: GiB (e.g. 4) or a share of its capacity (e.g. 10%); a stage fits when its "
-      "memory <= capacity - headroom (default 5%, the allocator's fragmentation; docs/cost-model.md)");
+  add_memory_headroom_option(est, &args->memory_headroom, &args->memory_headroom_given,
+                             "a stage fits when its memory <= capacity - headroom");
   est->add_flag("--json", args->json, "Print JSON (iteration_time_s, samples_per_s, tokens_per_s, tflops_per_gpu, "
                                        "mfu, fits, peak_memory_bytes, stages[])");
   est->add_option("--from", args->from,

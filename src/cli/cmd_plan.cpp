@@ -222,14 +222,8 @@ void register_plan_command(CLI::App& app) {
   cmd->add_option("--max-tp", a->max_tp, "Largest tensor-parallel degree to consider (0 = no limit)");
   cmd->add_option("--max-pp", a->max_pp, "Largest pipeline-parallel degree to consider (0 = no limit)");
   cmd->add_option("--profile", a->profile, "Measured profile JSON (`strata profile`) overriding the roofline");
-  cmd->add_option_function<std::string>(
-      "--memory-headroom",
-      [a](const std::string& v) {
-        a->memory_headroom = v;
-        a->memory_headroom_given = true;
-      },
-      "Memory kept free per device: GiB (e.g. 4) or a share of its capacity (e.g. 10%); a stage fits when its "
-      "memory <= capacity - headroom (default 5%, the allocator's fragmentation; docs/cost-model.md)");
+  add_memory_headroom_option(cmd, &a->memory_headroom, &a->memory_headroom_given,
+                             "a stage fits when its memory <= capacity - headroom");
   cmd->add_option("--json", a->json_file,
                   "Write the plan file (best {strategy, estimate}, candidates, baselines, evaluated, "
                   "search_time_s) to this path ('-' = stdout, the report then goes to stderr); `strata estimate "

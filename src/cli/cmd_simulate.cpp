@@ -272,14 +272,8 @@ void register_simulate_command(CLI::App& app) {
   cmd->add_option("--bucket-mb", a->bucket_mib,
                   "DP gradient bucket size in MiB, as in `strata run` (default: the cost model's dp_bucket_bytes, "
                   "50e6 bytes = 47.7 MiB; at most 16 buckets per chunk)");
-  cmd->add_option_function<std::string>(
-      "--memory-headroom",
-      [a](const std::string& v) {
-        a->memory_headroom = v;
-        a->memory_headroom_given = true;
-      },
-      "Memory kept free per device: GiB (e.g. 4) or a share of its capacity (e.g. 10%); a device whose "
-      "simulated peak exceeds the rest is reported as not fitting (default 5%, docs/cost-model.md)");
+  add_memory_headroom_option(cmd, &a->memory_headroom, &a->memory_headroom_given,
+                             "a device whose simulated peak exceeds the rest is reported as not fitting");
   cmd->add_flag("--json", a->json, "Print JSON (iteration_time_s, analytical_iteration_time_s, bubble_fraction, "
                                    "fits, peak_memory_bytes[per device], peak_memory_time_s[], devices[])");
   cmd->callback([a] { run_simulate(*a); });

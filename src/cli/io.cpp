@@ -55,4 +55,44 @@ PlanInputs plan_file_inputs(const std::string& path) {
   return in;
 }
 
+void add_memory_headroom_option(CLI::App* cmd, std::string* value, bool* given, const std::string& effect) {
+  cmd->add_option_function<std::string>(
+      "--memory-headroom",
+      [value, given](const std::string& v) {
+        *value = v;
+        *given = true;
+      },
+      "Memory kept free per device: GiB (e.g. 4) or a share of its capacity (e.g. 10%); " + effect +
+          " (default 5%, the allocator's fragmentation; docs/cost-model.md)");
+}
+
+namespace {
+// An error message may quote user input (a name, a path): escape control characters and cut it to a screenful,
+// so that the one-line contract holds whatever was typed.
+std::string one_line(const char* what) {
+  constexpr std::size_t kMaxBytes = 2000;
+  std::string text = core::printable(what);
+  if (text.size() > kMaxBytes) text = text.substr(0, kMaxBytes) + fmt::format("... ({} bytes cut)", text.size() - kMaxBytes);
+  return text;
+}
+}  // namespace
+
+int parse_and_run(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : core::kInputErrorExitCode;
+  } catch (const core::InputError& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "strata: error: {}\n", one_line(e.what()));
+    return core::kInputErrorExitCode;
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "strata: internal error: {}\n", one_line(e.what()));
+    return 1;
+  }
+  return 0;
+}
+
 }  // namespace strata::cli

@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include <CLI/CLI.hpp>
+
 namespace strata::cli {
 
 // InputError "<flag>: cannot write '<path>' (<why>)" unless `path` is "-" (stdout) or a file that can be created
@@ -22,5 +24,15 @@ struct PlanInputs {
   std::optional<std::int64_t> seq;
 };
 PlanInputs plan_file_inputs(const std::string& path);
+
+// `--memory-headroom GIB|PCT` on plan, estimate and simulate: stores the text in *value and sets *given (also for
+// an empty value, which cost::parse_memory_headroom then rejects). `effect` ends the help: what the headroom does
+// in that command.
+void add_memory_headroom_option(CLI::App* cmd, std::string* value, bool* given, const std::string& effect);
+
+// Parses the command line and runs the chosen sub-command under the one error policy: an InputError (or a flag
+// error) → one line on stderr (control characters escaped, cut at 2000 bytes) and exit 2; any other exception →
+// "internal error" and exit 1. Both binaries' main() return this.
+int parse_and_run(CLI::App& app, int argc, char** argv);
 
 }  // namespace strata::cli

@@ -8,20 +8,13 @@
 #include <string>
 
 #include "commands.hpp"
+#include "io.hpp"
 #include "exec_binary.hpp"
 #include "exec_commands.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/text.hpp"
 
 namespace {
-// An error message may quote user input (a name, a path): escape control characters and cut it to a screenful,
-// so that the one-line contract holds whatever was typed.
-std::string one_line(const char* what) {
-  constexpr std::size_t kMaxBytes = 2000;
-  std::string text = strata::core::printable(what);
-  if (text.size() > kMaxBytes) text = text.substr(0, kMaxBytes) + fmt::format("... ({} bytes cut)", text.size() - kMaxBytes);
-  return text;
-}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -49,19 +42,5 @@ int main(int argc, char** argv) {
   strata::cli::register_sched_commands(app);
   strata::cli::register_export_command(app);
   strata::cli::register_report_command(app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : strata::core::kInputErrorExitCode;
-  } catch (const strata::core::InputError& e) {
-    std::fflush(stdout);
-    fmt::print(stderr, "strata: error: {}\n", one_line(e.what()));
-    return strata::core::kInputErrorExitCode;
-  } catch (const std::exception& e) {
-    std::fflush(stdout);
-    fmt::print(stderr, "strata: internal error: {}\n", one_line(e.what()));
-    return 1;
-  }
-  return 0;
+  return strata::cli::parse_and_run(app, argc, argv);
 }

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <exception>
 
+#include "io.hpp"
 #include "run_commands.hpp"
 #include "strata/core/error.hpp"
 
@@ -14,19 +15,5 @@ int main(int argc, char** argv) {
   CLI::App app{"strata: the executor commands (run, profile). Use them through `strata`.", "strata"};
   app.require_subcommand(1);
   strata::cli::register_exec_commands(app, strata::cli::executor_handlers());
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : strata::core::kInputErrorExitCode;
-  } catch (const strata::core::InputError& e) {
-    std::fflush(stdout);
-    fmt::print(stderr, "strata: error: {}\n", e.what());
-    return strata::core::kInputErrorExitCode;
-  } catch (const std::exception& e) {
-    std::fflush(stdout);
-    fmt::print(stderr, "strata: internal error: {}\n", e.what());
-    return 1;
-  }
-  return 0;
+  return strata::cli::parse_and_run(app, argc, argv);
 }
