@@ -45,9 +45,6 @@ const std::vector<std::string>& valid_keys() {
   return keys;
 }
 
-bool is_prefix_layer(const model::LayerSpec& l) {
-  return l.kind == model::LayerKind::embedding || l.kind == model::LayerKind::patch_embedding;
-}
 
 }  // namespace
 
@@ -270,7 +267,7 @@ std::vector<int> default_split(const model::Model& m, int num_chunks) {
   std::vector<int> split;
   if (num_chunks <= 0 || num_chunks > n_layers) return split;
   int prefix = 0, suffix = 0;
-  while (prefix < n_layers && is_prefix_layer(m.layers[prefix])) ++prefix;
+  while (prefix < n_layers && model::is_embedding(m.layers[prefix].kind)) ++prefix;
   while (suffix < n_layers - prefix && m.layers[n_layers - 1 - suffix].kind == model::LayerKind::lm_head) ++suffix;
   const int body = n_layers - prefix - suffix;
   if (body < num_chunks) {
