@@ -45,7 +45,6 @@ const std::vector<std::string>& valid_keys() {
   return keys;
 }
 
-
 }  // namespace
 
 std::string_view to_string(Schedule s) {
