@@ -210,7 +210,7 @@ StageProgram expand(const ProgramShape& sh, int rank, const std::vector<Step>& o
     op.peer_stage = peer;
     op.iteration = micro >= 0 ? micro / sh.m : 0;
     sp.ops.push_back(op);
-    return &sp.ops.back();
+    return &sp.ops.back();  // valid until the next push
   };
   for (std::size_t i = 0; i < order.size(); ++i) {
     const Step& st = order[i];
@@ -220,9 +220,10 @@ StageProgram expand(const ProgramShape& sh, int rank, const std::vector<Step>& o
       op->window = sh.schedule == Schedule::pipedream ? k0 + st.micro : sh.first_iteration + st.micro;
       op->weight_version = ++latest;
       if (sh.zero_stage == 1 || sh.zero_stage == 2) {
+        const std::int64_t iteration = op->iteration, window = op->window;  // push() may move the ops
         ProgramOp* g = push(K::param_gather, -1, -1, -1);
-        g->iteration = op->iteration;
-        g->window = op->window;
+        g->iteration = iteration;
+        g->window = window;
       }
       continue;
     }
