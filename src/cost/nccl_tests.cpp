@@ -95,7 +95,7 @@ NcclTestsRun parse_nccl_tests(std::string_view text, const std::string& origin, 
       // A result row: needs the column header first.
       const auto t = tokens_of(line);
       double first_value = 0;
-      if (!parse_double(t[0], first_value)) continue;  // other text (e.g. a launcher's banner)
+      if (t.empty() || !parse_double(t[0], first_value)) continue;  // other text (e.g. a launcher's banner)
       const int size_col = column(h.columns, "size"), time_col = column(h.columns, "time");
       const int wrong_col = column(h.columns, "#wrong");
       if (size_col < 0 || time_col < 0)

@@ -85,3 +85,9 @@ TEST(NcclTests, MalformedInputIsAnInputErrorNamingTheLine) {
                 .find("column header"),
             std::string::npos);
 }
+
+TEST(NcclTests, WhitespaceOnlyRowIsNotARow) {
+  // Found by fuzz_nccl_tests: a line of a vertical tab passed the blank-line check but had no tokens.
+  EXPECT_THROW(strata::cost::parse_nccl_tests("# nThread 1 nGpus 1\n\v\n", "vt.txt", "all_reduce_perf"),
+               strata::core::InputError);
+}
