@@ -53,7 +53,7 @@ fuzz-ci:
 # libFuzzer targets for every parser, each run for FUZZ_SECONDS.
 fuzz: setup
 	cmake -S . -B build-fuzz $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
-	  -DSTRATA_FUZZ=ON -DSTRATA_WITH_EXEC=OFF -DSTRATA_TESTS=OFF -DSTRATA_BENCH=OFF
+	  -DSTRATA_FUZZ=ON -DSTRATA_WITH_EXEC=OFF -DSTRATA_TESTS=OFF -DSTRATA_BENCH=OFF -DSTRATA_STATIC_COIN=OFF
 	cmake --build build-fuzz -j $(JOBS)
 	@set -e; for f in build-fuzz/fuzz/fuzz_*; do \
 	  [ -f $$f ] && [ -x $$f ] || continue; \
