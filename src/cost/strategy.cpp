@@ -168,18 +168,25 @@ std::string to_cli_string(const Strategy& s) {
   return out;
 }
 
+namespace {
+// The keys both JSON forms share, in their order: schedule, zero, recompute, recompute_layers, sp, dtype.
+void shared_keys_to_json(const Strategy& s, nlohmann::ordered_json& j) {
+  j["schedule"] = std::string(to_string(s.schedule));
+  j["zero"] = s.zero_stage;
+  j["recompute"] = std::string(model::to_string(s.recompute));
+  j["recompute_layers"] = s.recompute_layers;
+  j["sp"] = s.sequence_parallel;
+  j["dtype"] = std::string(hw::to_string(s.dtype));
+}
+}  // namespace
+
 nlohmann::ordered_json to_json(const Strategy& s) {
   nlohmann::ordered_json j;
   if (!s.stages.empty()) {  // per-stage form: no dp, tp, v, split, placement (the stages hold them)
     if (s.pp > 0) j["pp"] = s.pp;
     j["mbs"] = s.micro_batch;
     j["gbs"] = s.global_batch;
-    j["schedule"] = std::string(to_string(s.schedule));
-    j["zero"] = s.zero_stage;
-    j["recompute"] = std::string(model::to_string(s.recompute));
-    j["recompute_layers"] = s.recompute_layers;
-    j["sp"] = s.sequence_parallel;
-    j["dtype"] = std::string(hw::to_string(s.dtype));
+    shared_keys_to_json(s, j);
     if (s.attention) j["attention"] = std::string(model::to_string(*s.attention));
     j["stages"] = detail::stages_to_json(s.stages);
     return j;
@@ -190,12 +197,7 @@ nlohmann::ordered_json to_json(const Strategy& s) {
   j["mbs"] = s.micro_batch;
   j["gbs"] = s.global_batch;
   j["v"] = s.virtual_stages;
-  j["schedule"] = std::string(to_string(s.schedule));
-  j["zero"] = s.zero_stage;
-  j["recompute"] = std::string(model::to_string(s.recompute));
-  j["recompute_layers"] = s.recompute_layers;
-  j["sp"] = s.sequence_parallel;
-  j["dtype"] = std::string(hw::to_string(s.dtype));
+  shared_keys_to_json(s, j);
   j["split"] = s.split;
   j["placement"] = s.placement;
   if (s.attention) j["attention"] = std::string(model::to_string(*s.attention));
