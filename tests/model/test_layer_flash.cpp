@@ -6,22 +6,13 @@
 #include <cmath>
 
 #include "strata/core/error.hpp"
+#include "layer_fixtures.hpp"
 #include "strata/model/layer.hpp"
 
 namespace strata::model {
 namespace {
 
-LayerSpec gpt_block(std::int64_t h, std::int64_t a, std::int64_t s) {
-  LayerSpec l;
-  l.kind = LayerKind::transformer;
-  l.name = "block";
-  l.hidden = h;
-  l.heads = a;
-  l.kv_heads = a;
-  l.ffn = 4 * h;
-  l.seq = s;
-  return l;
-}
+using testing::gpt_block;
 
 LayerQuery query(double b, int t, bool sp, Recompute rc, AttentionKernel k) {
   LayerQuery q;
