@@ -5,7 +5,7 @@ CMAKE_GEN  := -G Ninja
 STRATA     := $(BUILD)/bin/strata
 FUZZ_SECONDS ?= 20
 
-.PHONY: setup setup-browser build demo test test-browser asan asan-ci fuzz fuzz-ci bench bench-report clean
+.PHONY: setup setup-browser build demo test test-browser asan sanitize-ci fuzz fuzz-ci fuzz-run bench bench-report clean
 
 setup:
 	@bash scripts/setup
@@ -37,14 +37,18 @@ asan: setup
 	cmake --build build-asan -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=0 ctest --test-dir build-asan --output-on-failure -j $(JOBS) --timeout 900
 
-# The CI form of `asan` (.ci/run): the sanitizer build without the executor (libtorch dominates the build time
-# and its tests run in `make test`), every other test; PlanTrialsCli needs the executor.
-asan-ci: setup
-	cmake -S . -B build-asan-ci $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release -DSTRATA_SANITIZE=ON -DSTRATA_BENCH=OFF \
-	  -DSTRATA_WITH_EXEC=OFF
-	cmake --build build-asan-ci -j $(JOBS)
-	ASAN_OPTIONS=detect_leaks=0 ctest --test-dir build-asan-ci --output-on-failure -j $(JOBS) --timeout 900 \
-	  -E '^PlanTrialsCli\.'
+# The CI sanitizer pass (.ci/run): ONE clang build with AddressSanitizer + UndefinedBehaviorSanitizer (UB is fatal)
+# and libFuzzer instrumentation serves both the unit tests and the fuzz targets, so the library is compiled under
+# sanitizers once, not twice. No executor (libtorch dominates the build time; its tests run in `make test`), no
+# Python module; PlanTrialsCli needs the executor and the live Slurm test real daemons, both run in `make test`.
+sanitize-ci: setup
+	cmake -S . -B build-fuzz $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+	  -DSTRATA_FUZZ=ON -DSTRATA_WITH_EXEC=OFF -DSTRATA_TESTS=ON -DSTRATA_BENCH=OFF -DSTRATA_STATIC_COIN=OFF \
+	  -DSTRATA_PYTHON=OFF
+	cmake --build build-fuzz -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=0 ctest --test-dir build-fuzz --output-on-failure -j $(JOBS) --timeout 900 \
+	  -E '^PlanTrialsCli\.|^SlurmLive|^python'
+	$(MAKE) fuzz-run FUZZ_SECONDS=15
 
 # The CI form of `fuzz`: every target for 20 s.
 fuzz-ci:
@@ -55,6 +59,10 @@ fuzz: setup
 	cmake -S . -B build-fuzz $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
 	  -DSTRATA_FUZZ=ON -DSTRATA_WITH_EXEC=OFF -DSTRATA_TESTS=OFF -DSTRATA_BENCH=OFF -DSTRATA_STATIC_COIN=OFF
 	cmake --build build-fuzz -j $(JOBS)
+	$(MAKE) fuzz-run
+
+# Runs every built fuzz target for FUZZ_SECONDS over its seed corpus (the build: `fuzz` or `sanitize-ci`).
+fuzz-run:
 	@set -e; for f in build-fuzz/fuzz/fuzz_*; do \
 	  [ -f $$f ] && [ -x $$f ] || continue; \
 	  name=$$(basename $$f); mkdir -p build-fuzz/corpus/$$name; \
@@ -72,4 +80,4 @@ bench-report: setup-browser build
 	bash bench/bench_report.sh $(STRATA)
 
 clean:
-	rm -rf $(BUILD) build-asan build-asan-ci build-fuzz
+	rm -rf $(BUILD) build-asan build-fuzz

@@ -33,7 +33,8 @@ TEST(ReportData, SummaryNumbersAreThePlanFiles) {
     const std::string name = g["key"].get<std::string>().substr(std::string("speedup_").size());
     EXPECT_EQ(g["value"].get<double>(), small_case().plan["speedups"][name].get<double>());
   }
-  EXPECT_EQ(small_data()["summary"]["strategy_cli"], small_case().plan["best"]["cli"]);
+  EXPECT_EQ(small_data()["summary"]["strategy_cli"].get<std::string>(),
+            small_case().plan["best"]["cli"].get<std::string>());
 }
 
 TEST(ReportData, OneForwardPerMicroBatchAndChunkOnEveryWorker) {
