@@ -123,10 +123,10 @@ std::vector<MatmulLayout> enumerate_layouts(int nodes, int gpus) {
   return out;
 }
 
-BoxingPath boundary_boxing(const MatmulLayout& from, const MatmulLayout& to, double rows, double cols,
-                           double elem_bytes, int heads, const SbpComm& comm) {
+BoxingPath boundary_boxing(const MatmulLayout& from, const MatmulLayout& to, double rows, double out_cols,
+                           double in_cols, double elem_bytes, int heads, const SbpComm& comm) {
   const double p = from.devices();
-  const double flat_bytes = rows * cols / p * elem_bytes;
+  const double out_bytes = rows * out_cols / p * elem_bytes, in_bytes = rows * in_cols / p * elem_bytes;
   // Reduce-scatter over p2 into dim 1 → (S0:p0, S1:p1·p2), or into dim 0 → (S0:p0·p2, S1:p1).
   std::vector<Flat> src{{from.axis[0].nodes, from.axis[0].gpus}};
   if (from.p(2) > 1) src.push_back({from.axis[0].nodes * from.axis[2].nodes, from.axis[0].gpus * from.axis[2].gpus});
@@ -150,30 +150,31 @@ BoxingPath boundary_boxing(const MatmulLayout& from, const MatmulLayout& to, dou
   for (std::size_t s = 0; s < src.size(); ++s)
     for (std::size_t d = 0; d < dst.size(); ++d) {
       if (heads <= 0) {
-        const double t = flat_a2a(src[s], dst[d], flat_bytes, comm, nullptr);
+        const double t = flat_a2a(src[s], dst[d], out_bytes, comm, nullptr);
         if (t < best_time) best_time = t, bs = s, bd = d, best.feasible = true;
         continue;
       }
       for (std::size_t m = 0; m < mid.size(); ++m) {
-        const double t = flat_a2a(src[s], mid[m], flat_bytes, comm, nullptr) +
-                         flat_a2a(mid[m], dst[d], flat_bytes, comm, nullptr);
+        const double t = flat_a2a(src[s], mid[m], out_bytes, comm, nullptr) +
+                         flat_a2a(mid[m], dst[d], in_bytes, comm, nullptr);
         if (t < best_time) best_time = t, bs = s, bd = d, bm = m, best.feasible = true;
       }
     }
   if (!best.feasible) return best;
   if (from.p(2) > 1)
-    best.steps.push_back(priced(Collective::reduce_scatter, from.axis[2], rows * cols / (from.p(0) * from.p(1)) * elem_bytes,
+    best.steps.push_back(priced(Collective::reduce_scatter, from.axis[2],
+                                rows * out_cols / (from.p(0) * from.p(1)) * elem_bytes,
                                 bs == 0 ? "P→S1 over p2: sum the partial products (reduce-scatter)"
                                         : "P→S0 over p2: sum the partial products (reduce-scatter)",
                                 comm));
   if (heads > 0) {
-    flat_a2a(src[bs], mid[bm], flat_bytes, comm, &best.steps);
-    flat_a2a(mid[bm], dst[bd], flat_bytes, comm, &best.steps);
+    flat_a2a(src[bs], mid[bm], out_bytes, comm, &best.steps);
+    flat_a2a(mid[bm], dst[bd], in_bytes, comm, &best.steps);
   } else {
-    flat_a2a(src[bs], dst[bd], flat_bytes, comm, &best.steps);
+    flat_a2a(src[bs], dst[bd], out_bytes, comm, &best.steps);
   }
   if (to.p(1) > 1)
-    best.steps.push_back(priced(Collective::allgather, to.axis[1], rows * cols / (to.p(0) * to.p(2)) * elem_bytes,
+    best.steps.push_back(priced(Collective::allgather, to.axis[1], rows * in_cols / (to.p(0) * to.p(2)) * elem_bytes,
                                 bd == 0 ? "S1→B over p1': replicate the input (all-gather)"
                                         : "S0→B over p1': replicate the input (all-gather)",
                                 comm));

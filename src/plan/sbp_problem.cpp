@@ -214,7 +214,8 @@ std::vector<SbpLayerExplain> explain_sbp(const SbpProblem& p, const cost::SbpCom
     e.next = key.second < 0 ? "" : p.layers[static_cast<std::size_t>(key.second)].name;
     e.boxing = key.second < 0 ? cost::output_boxing(choice[a], p.rows, A.out, p.act_bytes, comm)
                               : cost::boundary_boxing(choice[a], choice[static_cast<std::size_t>(key.second)], p.rows,
-                                                      A.out, p.act_bytes, A.heads, comm);
+                                                      A.out, p.layers[static_cast<std::size_t>(key.second)].in,
+                                                      p.act_bytes, A.heads, comm);
     e.boxing_repeats = mult[key];
     out.push_back(std::move(e));
   }

@@ -69,6 +69,7 @@ Tables build_tables(const SbpProblem& p, const cost::SbpComm& comm) {
   for (const auto& key : order) {
     Tables::Boundary b{key.first, key.second, {}, {}};
     const auto& A = p.layers[static_cast<std::size_t>(key.first)];
+    const auto& B = p.layers[static_cast<std::size_t>(key.second < 0 ? key.first : key.second)];
     const double k = mult[key] * per_iter;
     const int nb = key.second < 0 ? 1 : C;
     b.time.assign(static_cast<std::size_t>(C * nb), 0);
@@ -78,7 +79,7 @@ Tables build_tables(const SbpProblem& p, const cost::SbpComm& comm) {
         const auto& la = t.cand[static_cast<std::size_t>(ca)];
         const auto path = key.second < 0 ? cost::output_boxing(la, p.rows, A.out, p.act_bytes, comm)
                                          : cost::boundary_boxing(la, t.cand[static_cast<std::size_t>(cb)], p.rows,
-                                                                 A.out, p.act_bytes, A.heads, comm);
+                                                                 A.out, B.in, p.act_bytes, A.heads, comm);
         const std::size_t i = static_cast<std::size_t>(ca * nb + cb);
         b.time[i] = path.feasible ? k * path.time_s : kInf;
         b.bytes[i] = path.feasible ? k * path.moved_bytes : kInf;
@@ -267,9 +268,10 @@ SbpCost evaluate_sbp(const SbpProblem& p, const cost::SbpComm& comm, const std::
   for (std::size_t i = 0; i < p.chain.size(); ++i) {
     const auto a = static_cast<std::size_t>(p.chain[i]);
     const auto& A = p.layers[a];
+    const auto b = static_cast<std::size_t>(i + 1 < p.chain.size() ? p.chain[i + 1] : p.chain[i]);
     const auto path = i + 1 < p.chain.size()
-                          ? cost::boundary_boxing(choice[a], choice[static_cast<std::size_t>(p.chain[i + 1])],
-                                                  p.rows, A.out, p.act_bytes, A.heads, comm)
+                          ? cost::boundary_boxing(choice[a], choice[b], p.rows, A.out, p.layers[b].in, p.act_bytes,
+                                                  A.heads, comm)
                           : cost::output_boxing(choice[a], p.rows, A.out, p.act_bytes, comm);
     feasible = feasible && path.feasible;
     c.activation_time_s += 2.0 * p.micro_batches * path.time_s;
