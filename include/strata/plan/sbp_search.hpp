@@ -73,7 +73,7 @@ struct SbpSearchOptions {
   std::uint64_t seed = 1;            // coordinate descent restarts and Metropolis–Hastings draw from it
   int restarts = 16;                 // coordinate descent: random initial strategies
   int mh_steps = 20000;              // Metropolis–Hastings proposals
-  double mh_temperature = 0.05;      // accept a worse strategy with exp(−Δ/(T·cost)) (AutoDDL's β = 1/(T·cost))
+  double mh_temperature = 0.5;       // accept a worse strategy with exp(−Δ/(T·cost)) (AutoDDL's β = 1/(T·cost))
   double max_exhaustive = 2e6;       // automatic: exhaustive up to this many strategies, else coordinate descent
 };
 
