@@ -194,6 +194,7 @@ void run_sbp(const SbpArgs& a) {
                                   co.memory_headroom, a.flag);
   } else {
     p = plan::mlp_problem(parse_widths(a.mlp, a.flag), a.rows, a.flag + ": --mlp");
+    p.memory_limit_bytes = plan::sbp_memory_limit(c, co.memory_headroom);
   }
   p.max_p0 = a.max_p0;
   const auto r = plan::search_sbp(p, comm, opt);

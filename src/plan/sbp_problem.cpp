@@ -59,6 +59,12 @@ const model::LayerSpec& transformer_block(const model::Model& m, const std::stri
 
 }  // namespace
 
+double sbp_memory_limit(const hw::Cluster& c, const cost::MemoryHeadroom& headroom) {
+  double capacity = c.gpu_of(0).memory_bytes;
+  for (int d = 1; d < c.num_devices(); ++d) capacity = std::min(capacity, c.gpu_of(d).memory_bytes);
+  return cost::usable_memory_bytes(capacity, headroom, cost::builtin_constants());
+}
+
 SbpProblem transformer_problem(const model::Model& m, const hw::Cluster& c, std::int64_t mbs, std::int64_t gbs,
                                hw::Dtype dtype, const cost::MemoryHeadroom& headroom, const std::string& where) {
   if (mbs < 1 || gbs < 1 || gbs % mbs != 0)
@@ -91,9 +97,7 @@ SbpProblem transformer_problem(const model::Model& m, const hw::Cluster& c, std:
   p.act_bytes = recipe.activation_bytes_per_element;
   p.grad_bytes = recipe.grad_comm_bytes_per_param;
   p.state_bytes = recipe.state_bytes_per_param();
-  double capacity = c.gpu_of(0).memory_bytes;
-  for (int d = 1; d < c.num_devices(); ++d) capacity = std::min(capacity, c.gpu_of(d).memory_bytes);
-  p.memory_limit_bytes = cost::usable_memory_bytes(capacity, headroom, cost::builtin_constants());
+  p.memory_limit_bytes = sbp_memory_limit(c, headroom);
   p.micro_batch_samples = mbs;
   p.global_batch = gbs;
   p.dtype = dtype;

@@ -60,6 +60,9 @@ SbpProblem transformer_problem(const model::Model& m, const hw::Cluster& c, std:
                                hw::Dtype dtype, const cost::MemoryHeadroom& headroom = {},
                                const std::string& where = "sbp");
 
+// What a device may hold: the smallest GPU memory of the cluster less the headroom (cost/memory).
+double sbp_memory_limit(const hw::Cluster& c, const cost::MemoryHeadroom& headroom = {});
+
 enum class SbpAlgorithm { automatic, exhaustive, coordinate_descent, metropolis };
 std::string_view to_string(SbpAlgorithm a);  // "auto", "exhaustive", "cd", "mh"
 SbpAlgorithm parse_sbp_algorithm(std::string_view text, const std::string& where);
