@@ -2,13 +2,15 @@
 // 1. AutoDDL §4.6 / Fig. 8: the 4-layer MLP 32768→16384→4096→2048→512 on 128 and 4096 single-GPU nodes
 //    (Piz Daint-like, 10 GB/s): search time (median of the runs; target ≤ 1 s per search) and the communication
 //    found by exhaustive search, coordinate descent and Metropolis–Hastings (relative to exhaustive).
-// 2. AutoDDL §5.3.3 on its GCP cluster (examples/cluster_autoddl_gcp.json): the 0.35B and 5.8B transformers,
-//    predicted communication and time of the search's layout vs the best Megatron TP+DP, next to the paper's.
+// 2. AutoDDL §5.3.3 on its GCP cluster (examples/cluster_autoddl_gcp.json): the 0.35B and 5.8B transformers, and
+//    §5.2.3's 6.8B transformer on 64 Piz Daint nodes: predicted communication and time of the search's layout vs
+//    the best Megatron TP+DP, next to the paper's.
 // Usage: bench_sbp [runs] (default 5; exhaustive at p = 4096 runs once).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -83,26 +85,44 @@ struct Scenario {
   const char* label;
   std::string model;
   const char* paper;
+  std::string cluster;
+  std::int64_t gbs = 2048, mbs = 32;  // samples per iteration / per micro-batch over all devices
+  hw::Dtype dtype = hw::Dtype::bf16;
 };
 
 void gcp_bench(const hw::Catalog& cat) {
   const std::string src = STRATA_SOURCE_DIR;
-  const auto c = hw::resolve_cluster(src + "/examples/cluster_autoddl_gcp.json", cat);
-  const std::vector<Scenario> sc{{"0.35B (gpt2-medium)", "gpt2-medium", "DP chosen (DP best baseline)"},
-                                 {"5.8B", src + "/examples/model_autoddl_5p8b.json",
-                                  "-21.6% comm, -10% time vs Megatron"}};
+  const std::string gcp = src + "/examples/cluster_autoddl_gcp.json";
+  // Piz Daint §5.2.3: 64 single-P100 nodes, 8 layers of d 8192 (64 heads), 1024 x 1024 tokens, fp32; written as a
+  // model file on the fly (the paper's 6.8B model).
+  const std::string wide = "/tmp/strata_bench_autoddl_6p8b.json";
+  {
+    std::FILE* f = std::fopen(wide.c_str(), "w");
+    if (f) {
+      std::fputs(R"({"name": "autoddl-6.8b", "layers": 8, "hidden": 8192, "heads": 64, "vocab": 51200,
+                    "seq": 1024, "tied_embeddings": true})", f);
+      std::fclose(f);
+    }
+  }
+  const std::vector<Scenario> sc{
+      {"0.35B (gpt2-medium)", "gpt2-medium", "DP chosen (DP best baseline)", gcp},
+      {"5.8B", src + "/examples/model_autoddl_5p8b.json", "-21.6% comm, -10% time vs Megatron", gcp},
+      {"6.8B Piz Daint 64", wide, "-23.9% comm, -12% time vs 2nd best", src + "/examples/cluster_piz_daint.json",
+       1024, 16, hw::Dtype::fp32}};
   std::vector<std::vector<std::string>> rows;
   for (const auto& s : sc) {
+    const auto c = hw::resolve_cluster(s.cluster, cat);
     const auto m = model::resolve_model(s.model);
     const auto comm = cost::make_sbp_comm(c);
-    const auto p = plan::transformer_problem(m, c, 32, 2048, hw::Dtype::bf16);
+    const auto p = plan::transformer_problem(m, c, s.mbs, s.gbs, s.dtype);
     const auto r = plan::search_sbp(p, comm);
     const auto mega = plan::megatron_baseline(p, comm, plan::SbpObjective::time);
     // Compute per iteration: strata's data-parallel estimate (every layout divides it evenly, AutoDDL §4).
     cost::Strategy d;
     d.dp = c.num_devices();
     d.micro_batch = 1;
-    d.global_batch = 2048;
+    d.global_batch = s.gbs;
+    d.dtype = s.dtype;
     d = cost::complete_strategy(d, m, c);
     const auto e = cost::estimate(m, c, d);
     const double compute = e.stages.front().compute_s * static_cast<double>(d.num_micro_batches());
@@ -119,8 +139,8 @@ void gcp_bench(const hw::Catalog& cat) {
                                 100 * (ta / tm - 1)),
                     plan::dp_baseline(p, comm).found ? "fits" : "OOM", s.paper});
   }
-  fmt::print("AutoDDL GCP transformers (2 x 16 A100 40 GB, 100 Gbit/s; batch 2048 x 1024 tokens, micro-batch 32 "
-             "samples):\n{}",
+  fmt::print("AutoDDL transformers: GCP (2 x 16 A100 40 GB, 100 Gbit/s; batch 2048 x 1024 tokens, bf16) and Piz "
+             "Daint (64 x P100, 10 GB/s; 1024 x 1024, fp32, micro-batch 16 samples):\n{}",
              core::render_table({"model", "autoddl layout", "megatron", "autoddl comm (time/bytes)",
                                  "megatron comm", "comm time", "time/iter autoddl vs megatron", "DP", "paper"},
                                 rows));

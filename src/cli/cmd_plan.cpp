@@ -83,9 +83,16 @@ void check_plan_args(const PlanArgs& a, const model::Model& m) {
 
 void run_plan(const PlanArgs& a) {
   if (a.space == "sbp") {  // AutoDDL's SBP search: `strata sbp` with plan's flags (cmd_sbp.cpp, docs/sbp.md)
+    using Given = std::pair<const char*, bool>;
+    for (const auto& [flag, given] :
+         {Given{"--explain", a.explain}, Given{"--trials", a.trials > 0}, Given{"--export", !a.export_engine.empty()},
+          Given{"--compare-to", !a.compare_to.empty()}, Given{"--report", !a.report_file.empty()},
+          Given{"--profile", !a.profile.empty()}, Given{"--max-tp", a.max_tp > 0}, Given{"--max-pp", a.max_pp > 0}})
+      if (given) throw core::InputError(fmt::format("plan: {} does not apply to --space sbp (strata sbp --help)", flag));
     SbpArgs s;
     s.flag = "plan";
-    s.model = a.model, s.cluster = a.cluster, s.dtype = a.dtype, s.json_file = a.json_file, s.gbs = a.gbs, s.seq = a.seq;
+    s.model = a.model, s.cluster = a.cluster, s.dtype = a.dtype, s.json_file = a.json_file;
+    s.gbs = a.gbs, s.seq = a.seq;
     s.memory_headroom = a.memory_headroom, s.memory_headroom_given = a.memory_headroom_given;
     run_sbp(s);
     return;

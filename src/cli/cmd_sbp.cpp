@@ -75,12 +75,14 @@ void print_layers(std::FILE* out, const plan::SbpProblem& p, const cost::SbpComm
 }
 
 // Compute per iteration per device: every layout in the space divides the compute evenly (AutoDDL §4), so it is
-// strata's data-parallel estimate's compute on the same devices and batch.
+// strata's data-parallel estimate's compute on the same devices and batch (one sample per device and micro-batch).
+// 0 (not shown) when the global batch does not split over the devices.
 double compute_reference_s(const model::Model& m, const hw::Cluster& c, const plan::SbpProblem& p,
                            const cost::CostOptions& co) {
+  if (p.global_batch % c.num_devices() != 0) return 0;
   cost::Strategy s;
   s.dp = c.num_devices();
-  s.micro_batch = p.micro_batch_samples / c.num_devices();
+  s.micro_batch = 1;
   s.global_batch = p.global_batch;
   s.dtype = p.dtype;
   s = cost::complete_strategy(s, m, c);
@@ -187,9 +189,6 @@ void run_sbp(const SbpArgs& a) {
     if (a.seq) m = model::with_seq(*m, *a.seq);
     const std::int64_t mbs = a.mbs > 0 ? a.mbs : c.num_devices();
     if (a.gbs < 1) throw core::InputError(a.flag + ": --gbs: must be >= 1 (global batch in samples) with --model");
-    if (mbs % c.num_devices() != 0)
-      throw core::InputError(fmt::format("{}: --mbs {}: must be a multiple of the {} devices (samples per micro-batch "
-                                         "over all devices)", a.flag, mbs, c.num_devices()));
     p = plan::transformer_problem(*m, c, mbs, a.gbs, hw::parse_dtype(a.dtype, a.flag + ": --dtype"),
                                   co.memory_headroom, a.flag);
   } else {

@@ -118,10 +118,10 @@ struct BoxingPath {
   double time_s = 0, moved_bytes = 0;
   bool feasible = true;  // false: no flat layout with the attention heads constraint exists
 };
-// From one matmul's output (S0:p0, S1:p1, P:p2), rows×out_cols, to the next matmul's input (S0:p0′, B:p1′, S1:p2′),
-// rows×in_cols (equal to out_cols unless an attention core maps QKV to its output) (AutoDDL §4.3): reduce-scatter over p2 (into dim 1, or dim 0), an all-to-all per hierarchy
-// level where the two flat (S0:a, S1:b) layouts differ, all-gather over p1′ (along dim 1, or dim 0) — the cheapest
-// of these paths. heads > 0: an attention core runs in between on a flat layout whose dim-1 split divides `heads`.
+// From one matmul's output (S0:p0, S1:p1, P:p2), rows×out_cols, to the next matmul's input (S0:p0′, B:p1′,
+// S1:p2′), rows×in_cols (= out_cols unless an attention core maps QKV to its output) (AutoDDL §4.3):
+// reduce-scatter over p2 (into dim 1, or dim 0), an all-to-all per hierarchy level where the two flat (S0:a, S1:b)
+// layouts differ, all-gather over p1′ (along dim 1, or dim 0) — the cheapest of these paths. heads > 0: an attention core runs in between on a flat layout whose dim-1 split divides `heads`.
 BoxingPath boundary_boxing(const MatmulLayout& from, const MatmulLayout& to, double rows, double out_cols,
                            double in_cols, double elem_bytes, int heads, const SbpComm& comm);
 // The last matmul's output made split (AutoDDL §4.2: every layer's output is in an S state): RS over p2.
