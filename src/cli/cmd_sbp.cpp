@@ -17,6 +17,7 @@
 #include "strata/cost/estimate.hpp"
 #include "strata/cost/memory.hpp"
 #include "strata/plan/sbp_search.hpp"
+#include "strata/plan/search.hpp"
 
 namespace strata::cli {
 namespace {
@@ -189,6 +190,7 @@ void run_sbp(const SbpArgs& a) {
     if (a.seq) m = model::with_seq(*m, *a.seq);
     const std::int64_t mbs = a.mbs > 0 ? a.mbs : c.num_devices();
     if (a.gbs < 1) throw core::InputError(a.flag + ": --gbs: must be >= 1 (global batch in samples) with --model");
+    plan::check_global_batch(*m, a.gbs);
     p = plan::transformer_problem(*m, c, mbs, a.gbs, hw::parse_dtype(a.dtype, a.flag + ": --dtype"),
                                   co.memory_headroom, a.flag);
   } else {

@@ -126,6 +126,10 @@ SbpComm make_sbp_comm(const hw::Cluster& c, const std::string& where, const Comm
   comm.nodes = static_cast<int>(c.nodes.size());
   comm.gpus_per_node = n0.num_devices;
   comm.options = o;
+  for (int d = 1; d <= comm.nodes; ++d)
+    if (comm.nodes % d == 0) comm.node_divisors.push_back(d);
+  for (int d = 1; d <= comm.gpus_per_node; ++d)
+    if (comm.gpus_per_node % d == 0) comm.gpu_divisors.push_back(d);
   return comm;
 }
 

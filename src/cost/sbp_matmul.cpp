@@ -136,12 +136,9 @@ BoxingPath boundary_boxing(const MatmulLayout& from, const MatmulLayout& to, dou
   // The attention core's flat layout: its dim-1 split must fall on head boundaries (notes_004 §2.4).
   std::vector<Flat> mid;
   if (heads > 0) {
-    for (int an = 1; an <= comm.nodes; ++an) {
-      if (comm.nodes % an) continue;
-      for (int ag = 1; ag <= comm.gpus_per_node; ++ag)
-        if (comm.gpus_per_node % ag == 0 && heads % ((comm.nodes / an) * (comm.gpus_per_node / ag)) == 0)
-          mid.push_back({an, ag});
-    }
+    for (int an : comm.node_divisors)
+      for (int ag : comm.gpu_divisors)
+        if (heads % ((comm.nodes / an) * (comm.gpus_per_node / ag)) == 0) mid.push_back({an, ag});
   }
   BoxingPath best;
   best.feasible = false;

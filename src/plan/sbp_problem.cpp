@@ -17,7 +17,8 @@ namespace strata::plan {
 SbpProblem mlp_problem(const std::vector<double>& widths, double rows, const std::string& where) {
   if (widths.size() < 2)
     throw core::InputError(fmt::format("{}: an MLP needs at least 2 widths (got {})", where, widths.size()));
-  if (!(rows > 0)) throw core::InputError(fmt::format("{}: rows must be > 0", where));
+  if (!(rows > 0) || !std::isfinite(rows))
+    throw core::InputError(fmt::format("{}: rows must be a positive finite number", where));
   SbpProblem p;
   p.name = "mlp";
   for (std::size_t i = 0; i < widths.size(); ++i) {

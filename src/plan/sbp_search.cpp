@@ -26,11 +26,29 @@ struct Tables {
   std::vector<double> w_time, w_bytes, mem;  // [layer·C + c], × the layer's repeats
   struct Boundary {
     int a = 0, b = -1;  // b = −1: the network output
-    std::vector<double> time, bytes;  // [ca·C + cb] (or [ca] for the output)
+    double k = 0;       // multiplicity × 2 (backward) × micro-batches
+    // [ca·C + cb] (or [ca] for the output); NaN until first needed (filled lazily: the heuristics visit a small
+    // part of a large mesh's C² pairs).
+    mutable std::vector<double> time, bytes;
   };
   std::vector<Boundary> bounds;
   double fixed_mem = 0, limit = kInf;
+  const SbpProblem* problem = nullptr;
+  const cost::SbpComm* comm = nullptr;
 };
+
+// Prices one boundary entry (AutoDDL §4.3 boxing, forward + mirrored backward, every micro-batch).
+void fill(const Tables& t, const Tables::Boundary& b, int ca, int cb, std::size_t i) {
+  const SbpProblem& p = *t.problem;
+  const auto& A = p.layers[static_cast<std::size_t>(b.a)];
+  const auto& la = t.cand[static_cast<std::size_t>(ca)];
+  const auto path = b.b < 0 ? cost::output_boxing(la, p.rows, A.out, p.act_bytes, *t.comm)
+                            : cost::boundary_boxing(la, t.cand[static_cast<std::size_t>(cb)], p.rows, A.out,
+                                                    p.layers[static_cast<std::size_t>(b.b)].in, p.act_bytes, A.heads,
+                                                    *t.comm);
+  b.time[i] = path.feasible ? b.k * path.time_s : kInf;
+  b.bytes[i] = path.feasible ? b.k * path.moved_bytes : kInf;
+}
 
 double layer_memory(const SbpProblem& p, const SbpLayer& l, const cost::MatmulLayout& x) {
   // Weights + gradients + optimizer states of the local W block (k/p2 × n/p1, AutoDDL §4.5.2), and one
@@ -67,25 +85,17 @@ Tables build_tables(const SbpProblem& p, const cost::SbpComm& comm) {
   }
   const double per_iter = 2.0 * p.micro_batches;  // forward + mirrored backward, every micro-batch
   for (const auto& key : order) {
-    Tables::Boundary b{key.first, key.second, {}, {}};
-    const auto& A = p.layers[static_cast<std::size_t>(key.first)];
-    const auto& B = p.layers[static_cast<std::size_t>(key.second < 0 ? key.first : key.second)];
-    const double k = mult[key] * per_iter;
-    const int nb = key.second < 0 ? 1 : C;
-    b.time.assign(static_cast<std::size_t>(C * nb), 0);
+    Tables::Boundary b;
+    b.a = key.first;
+    b.b = key.second;
+    b.k = mult[key] * per_iter;
+    const std::size_t n = static_cast<std::size_t>(C) * static_cast<std::size_t>(key.second < 0 ? 1 : C);
+    b.time.assign(n, std::numeric_limits<double>::quiet_NaN());
     b.bytes = b.time;
-    for (int ca = 0; ca < C; ++ca)
-      for (int cb = 0; cb < nb; ++cb) {
-        const auto& la = t.cand[static_cast<std::size_t>(ca)];
-        const auto path = key.second < 0 ? cost::output_boxing(la, p.rows, A.out, p.act_bytes, comm)
-                                         : cost::boundary_boxing(la, t.cand[static_cast<std::size_t>(cb)], p.rows,
-                                                                 A.out, B.in, p.act_bytes, A.heads, comm);
-        const std::size_t i = static_cast<std::size_t>(ca * nb + cb);
-        b.time[i] = path.feasible ? k * path.time_s : kInf;
-        b.bytes[i] = path.feasible ? k * path.moved_bytes : kInf;
-      }
     t.bounds.push_back(std::move(b));
   }
+  t.problem = &p;
+  t.comm = &comm;
   t.fixed_mem = p.fixed_memory_bytes;
   t.limit = p.memory_limit_bytes;
   return t;
@@ -108,9 +118,9 @@ SbpCost cost_of(const Tables& t, const std::vector<int>& x) {
     mem += t.mem[i];
   }
   for (const auto& b : t.bounds) {
-    const int ca = x[static_cast<std::size_t>(b.a)];
-    const std::size_t i = b.b < 0 ? static_cast<std::size_t>(ca)
-                                  : static_cast<std::size_t>(ca * t.layouts + x[static_cast<std::size_t>(b.b)]);
+    const int ca = x[static_cast<std::size_t>(b.a)], cb = b.b < 0 ? 0 : x[static_cast<std::size_t>(b.b)];
+    const std::size_t i = static_cast<std::size_t>(b.b < 0 ? ca : ca * t.layouts + cb);
+    if (std::isnan(b.time[i])) fill(t, b, ca, cb, i);
     c.activation_time_s += b.time[i];
     c.activation_bytes += b.bytes[i];
   }
@@ -285,6 +295,12 @@ SbpCost evaluate_sbp(const SbpProblem& p, const cost::SbpComm& comm, const std::
 SbpSearchResult search_sbp(const SbpProblem& p, const cost::SbpComm& comm, const SbpSearchOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   if (p.layers.empty() || p.chain.empty()) throw core::InputError("sbp: the problem has no matmul layers");
+  const auto layouts = sbp_candidate_layouts(p, comm).size();
+  if (layouts > 1200)
+    throw core::InputError(fmt::format(
+        "sbp: --cluster: {} nodes x {} GPUs give {} layouts per layer (limit 1200: the boundary tables grow with its "
+        "square); cap the weight replication with --max-p0 or use a node count with fewer divisors",
+        comm.nodes, comm.gpus_per_node, layouts));
   const Tables t = build_tables(p, comm);
   SbpSearchResult r;
   r.space_size = std::pow(static_cast<double>(t.layouts), t.layers);

@@ -77,6 +77,7 @@ struct SbpComm {
   const hw::Cluster* cluster = nullptr;
   int nodes = 1, gpus_per_node = 1;
   CommOptions options;
+  std::vector<int> node_divisors, gpu_divisors;  // ascending
   mutable std::map<std::pair<int, int>, GroupBandwidth> cache;
   int devices() const { return nodes * gpus_per_node; }
 };
