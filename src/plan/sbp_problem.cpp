@@ -99,6 +99,7 @@ SbpProblem transformer_problem(const model::Model& m, const hw::Cluster& c, std:
   p.grad_bytes = recipe.grad_comm_bytes_per_param;
   p.state_bytes = recipe.state_bytes_per_param();
   p.memory_limit_bytes = sbp_memory_limit(c, headroom);
+  p.fixed_memory_bytes += cost::builtin_constants().workspace_bytes;  // CUDA context, cuBLAS/NCCL (cost/memory)
   p.micro_batch_samples = mbs;
   p.global_batch = gbs;
   p.dtype = dtype;
