@@ -87,7 +87,8 @@ void run_plan(const PlanArgs& a) {
     for (const auto& [flag, given] :
          {Given{"--explain", a.explain}, Given{"--trials", a.trials > 0}, Given{"--export", !a.export_engine.empty()},
           Given{"--compare-to", !a.compare_to.empty()}, Given{"--report", !a.report_file.empty()},
-          Given{"--profile", !a.profile.empty()}, Given{"--max-tp", a.max_tp > 0}, Given{"--max-pp", a.max_pp > 0}})
+          Given{"--profile", !a.profile.empty()}, Given{"--max-tp", a.max_tp > 0}, Given{"--max-pp", a.max_pp > 0},
+          Given{"--top", a.top != 5}, Given{"--placement", a.placement != "hetero"}})
       if (given) throw core::InputError(fmt::format("plan: {} does not apply to --space sbp (strata sbp --help)", flag));
     SbpArgs s;
     s.flag = "plan";
