@@ -252,7 +252,7 @@ void register_sbp_command(CLI::App& app) {
                                          "(coordinate descent, random restarts), mh (Metropolis-Hastings)");
   cmd->add_option("--objective", a->objective, "time (default: alpha-beta time on the links) or bytes per device");
   cmd->add_option("--seed", a->seed, "Seed of cd restarts and mh (default 1; same seed, same output)");
-  cmd->add_option("--restarts", a->restarts, "cd: random restarts (default 16)");
+  cmd->add_option("--restarts", a->restarts, "cd: random restarts (default 256)");
   cmd->add_option("--mh-steps", a->mh_steps, "mh: proposals (default 20000)");
   cmd->add_option("--max-p0", a->max_p0, "Cap on the weight replication p0 (AutoDDL §4.5.2; default 0 = none)");
   add_memory_headroom_option(cmd, &a->memory_headroom, &a->memory_headroom_given,

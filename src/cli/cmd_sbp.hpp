@@ -15,7 +15,7 @@ struct SbpArgs {
   std::optional<std::int64_t> seq;
   double rows = 32768;            // --mlp: rows of the (one) micro-batch
   std::int64_t seed = 1;
-  int restarts = 16, mh_steps = 20000, max_p0 = 0;
+  int restarts = 256, mh_steps = 20000, max_p0 = 0;
   std::string flag = "sbp";       // names the command in error messages ("plan" when forwarded)
 };
 

@@ -74,7 +74,7 @@ struct SbpSearchOptions {
   SbpAlgorithm algorithm = SbpAlgorithm::automatic;
   SbpObjective objective = SbpObjective::time;
   std::uint64_t seed = 1;            // coordinate descent restarts and Metropolis–Hastings draw from it
-  int restarts = 16;                 // coordinate descent: random initial strategies
+  int restarts = 256;                // coordinate descent: random initial strategies
   int mh_steps = 20000;              // Metropolis–Hastings proposals
   double mh_temperature = 0.5;       // accept a worse strategy with exp(−Δ/(T·cost)) (AutoDDL's β = 1/(T·cost))
   double max_exhaustive = 2e6;       // automatic: exhaustive up to this many strategies, else coordinate descent
