@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "cmd_sbp.hpp"
 #include "commands.hpp"
 #include "export_hooks.hpp"
 #include "io.hpp"
@@ -81,6 +82,22 @@ void check_plan_args(const PlanArgs& a, const model::Model& m) {
 }
 
 void run_plan(const PlanArgs& a) {
+  if (a.space == "sbp") {  // AutoDDL's SBP search: `strata sbp` with plan's flags (cmd_sbp.cpp, docs/sbp.md)
+    using Given = std::pair<const char*, bool>;
+    for (const auto& [flag, given] :
+         {Given{"--explain", a.explain}, Given{"--trials", a.trials > 0}, Given{"--export", !a.export_engine.empty()},
+          Given{"--compare-to", !a.compare_to.empty()}, Given{"--report", !a.report_file.empty()},
+          Given{"--profile", !a.profile.empty()}, Given{"--max-tp", a.max_tp > 0}, Given{"--max-pp", a.max_pp > 0},
+          Given{"--top", a.top != 5}, Given{"--placement", a.placement != "hetero"}})
+      if (given) throw core::InputError(fmt::format("plan: {} does not apply to --space sbp (strata sbp --help)", flag));
+    SbpArgs s;
+    s.flag = "plan";
+    s.model = a.model, s.cluster = a.cluster, s.dtype = a.dtype, s.json_file = a.json_file;
+    s.gbs = a.gbs, s.seq = a.seq;
+    s.memory_headroom = a.memory_headroom, s.memory_headroom_given = a.memory_headroom_given;
+    run_sbp(s);
+    return;
+  }
   if (!a.json_file.empty()) check_output_path(a.json_file, "plan: --json");
   auto m = model::resolve_model(a.model);
   if (a.seq) m = model::with_seq(m, *a.seq);
@@ -213,7 +230,8 @@ void register_plan_command(CLI::App& app) {
                   "bytes per parameter, gradient and optimizer state, activation bytes)");
   cmd->add_option("--space", a->space,
                   "Search space: 3d = dp/tp/pp/mbs only with 1F1B (as AMP); full (default) = + gpipe, interleaved "
-                  "v, ZeRO 0-3, recompute, sp; all = full + the asynchronous pipedream and 2bw schedules");
+                  "v, ZeRO 0-3, recompute, sp; all = full + the asynchronous pipedream and 2bw schedules; sbp = AutoDDL's "
+                  "per-layer SBP layouts (same as `strata sbp`, docs/sbp.md)");
   cmd->add_option("--placement", a->placement,
                   "megatron = node-major identity (tp, then dp, then pp); hetero (default) = + tp groups on the "
                   "fastest links and every order of the GPU types along the pipeline; anneal = hetero + AMP's "

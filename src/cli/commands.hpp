@@ -19,6 +19,7 @@ void register_simulate_command(CLI::App& app);   // simulate                    
 void register_sched_commands(CLI::App& app);     // allocate, schedule                (cmd_sched.cpp)
 void register_export_command(CLI::App& app);     // export                            (cmd_export.cpp)
 void register_report_command(CLI::App& app);     // report                            (cmd_report.cpp)
+void register_sbp_command(CLI::App& app);        // sbp (also plan --space sbp)       (cmd_sbp.cpp)
 
 // Where `strata report` / `strata plan --report` write (cmd_report.cpp).
 struct ReportFiles {

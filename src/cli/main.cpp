@@ -42,5 +42,6 @@ int main(int argc, char** argv) {
   strata::cli::register_sched_commands(app);
   strata::cli::register_export_command(app);
   strata::cli::register_report_command(app);
+  strata::cli::register_sbp_command(app);
   return strata::cli::parse_and_run(app, argc, argv);
 }
