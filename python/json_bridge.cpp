@@ -17,12 +17,12 @@ py::object to_python(const nlohmann::ordered_json& j) {
     case T::object: {
       py::dict d;
       for (const auto& [k, v] : j.items()) d[py::str(k)] = to_python(v);
-      return std::move(d);
+      return d;
     }
     case T::array: {
       py::list l;
       for (const auto& v : j) l.append(to_python(v));
-      return std::move(l);
+      return l;
     }
     case T::string: return py::str(j.get_ref<const std::string&>());
     case T::boolean: return py::bool_(j.get<bool>());
