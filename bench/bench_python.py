@@ -23,23 +23,23 @@ build = Path(args.build).resolve()
 env = dict(os.environ, PYTHONPATH=str(build / "python"), PYTHONDONTWRITEBYTECODE="1")
 
 CASE = ("amp-gpt2", "p3.8xlarge:3+g4dn.12xlarge:1", 32)
+# Wall and CPU (time.process_time: robust to other load on the machine) of each step.
 CHILD = f"""
 import time
-t0 = time.perf_counter()
+w0, c0 = time.perf_counter(), time.process_time()
 import strata
-t1 = time.perf_counter()
+w1, c1 = time.perf_counter(), time.process_time()
 p = strata.plan(*{CASE!r})
-t2 = time.perf_counter()
+w2, c2 = time.perf_counter(), time.process_time()
 p = strata.plan(*{CASE!r})
-t3 = time.perf_counter()
-print(t1 - t0, t2 - t1, t3 - t2, p.best.strategy)
+w3, c3 = time.perf_counter(), time.process_time()
+print(w1 - w0, w2 - w1, w3 - w2, c1 - c0, c2 - c1, c3 - c2, p.best.strategy)
 """
 
 
 def run_child():
     out = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, check=True).stdout
-    imp, first, second, _ = out.split(maxsplit=3)
-    return float(imp), float(first), float(second)
+    return [float(x) for x in out.split(maxsplit=6)[:6]]
 
 
 def run_cli():
@@ -52,14 +52,16 @@ def run_cli():
 runs = [run_child() for _ in range(args.runs)]
 cli = [run_cli() for _ in range(args.runs)]
 rows = [
-    ("import strata", [r[0] for r in runs]),
-    ("first plan call", [r[1] for r in runs]),
-    ("import + first plan call", [r[0] + r[1] for r in runs]),
-    ("plan call, module warm", [r[2] for r in runs]),
-    ("`strata plan` binary (wall, incl. process start)", cli),
+    ("import strata", [r[0] for r in runs], [r[3] for r in runs]),
+    ("first plan call", [r[1] for r in runs], [r[4] for r in runs]),
+    ("import + first plan call", [r[0] + r[1] for r in runs], [r[3] + r[4] for r in runs]),
+    ("plan call, module warm", [r[2] for r in runs], [r[5] for r in runs]),
+    ("`strata plan` binary (incl. process start)", cli, None),
 ]
-print(f"Python API latency, {CASE[0]} on {CASE[1]}, gbs {CASE[2]} ({args.runs} runs, {sys.executable})")
-print(f"{'what':<50} {'median':>10} {'min':>10}")
-for name, xs in rows:
-    print(f"{name:<50} {1e3 * statistics.median(xs):>8.1f} ms {1e3 * min(xs):>7.1f} ms")
+print(f"Python API latency, {CASE[0]} on {CASE[1]}, gbs {CASE[2]} ({args.runs} runs, {sys.executable}, "
+      f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
+print(f"{'what':<45} {'wall median':>12} {'wall min':>10} {'CPU median':>11}")
+for name, wall, cpu in rows:
+    cpu_text = f"{1e3 * statistics.median(cpu):>8.1f} ms" if cpu else f"{'-':>11}"
+    print(f"{name:<45} {1e3 * statistics.median(wall):>9.1f} ms {1e3 * min(wall):>7.1f} ms {cpu_text}")
 print("target (issue 21): import + one plan call <= 50 ms")

@@ -1,4 +1,4 @@
-// python/calls: strata.estimate, strata.simulate, strata.export, strata.allocate and the catalog listings
+// python/calls: strata.estimate, strata.simulate, strata.export and the catalog listings
 // (strata.models/clusters/hardware) — each the library call its CLI command makes, with the GIL released while
 // it runs, and a result whose to_dict() is the command's --json (docs/python.md).
 #include <fmt/format.h>
@@ -13,8 +13,6 @@
 #include "strata/cost/constants.hpp"
 #include "strata/cost/memory.hpp"
 #include "strata/export/export.hpp"
-#include "strata/sched/planner_throughputs.hpp"
-#include "strata/sched/policy.hpp"
 #include "strata/sim/trace.hpp"
 
 namespace strata::python {
@@ -36,7 +34,7 @@ peak_memory_bytes, stages; to_dict() equals `strata estimate --json`). strata.In
 Example:
   >>> strata.estimate("gpt3-175b", "dgx-a100:8", "tp=8,pp=8,mbs=1,gbs=64").iteration_time_s)";
 
-EstimateResult run_estimate(py::handle model, py::handle cluster, py::object strategy, std::optional<std::int64_t> seq,
+EstimateResult run_estimate(py::object model, py::object cluster, py::object strategy, std::optional<std::int64_t> seq,
                             std::optional<std::string> profile, py::object headroom) {
   if (py::isinstance<PlanHandle>(strategy)) strategy = py::cast(strategy.cast<std::shared_ptr<PlanHandle>>()->r.top.front().strategy);
   EstimateResult r;
@@ -169,39 +167,6 @@ ExportResult run_export(py::object what, const std::string& to, py::object model
   return out;
 }
 
-struct AllocationResult {
-  sched::Problem p;
-  sched::Policy policy;
-  sched::PolicyOptions opt;
-  sched::Allocation x;
-};
-
-AllocationResult run_allocate(py::handle throughputs, const std::string& policy, bool space_sharing,
-                              bool placement_sensitive, bool water_filling, const std::string& price, double budget,
-                              bool from_planner) {
-  AllocationResult r;
-  r.policy = sched::parse_policy(policy);
-  const std::string origin = py::isinstance<py::str>(throughputs) ? throughputs.cast<std::string>() : "throughputs dict";
-  if (py::isinstance<py::str>(throughputs)) r.p = sched::load_problem(origin, /*require_workers=*/true);
-  else r.p = sched::problem_from_json(from_python(throughputs, ""), origin, /*require_workers=*/true);
-  r.opt.space_sharing = space_sharing;
-  r.opt.placement_sensitive = placement_sensitive;
-  r.opt.water_filling = water_filling;
-  if (price == "on-demand") r.opt.price = sched::PriceKind::kOnDemand;
-  else if (price == "spot") r.opt.price = sched::PriceKind::kSpot;
-  else throw core::InputError("--price: '" + price + "' (valid: on-demand, spot)");
-  r.opt.budget_usd = budget;
-  py::gil_scoped_release nogil;
-  if (from_planner) sched::fill_throughputs_from_planner(r.p, catalog(), {});
-  sched::validate_problem(r.p, origin);
-  r.x = sched::allocate(r.p, r.policy, r.opt);
-  return r;
-}
-
-nlohmann::ordered_json allocation_json(const AllocationResult& a) {
-  return sched::allocation_report_json(a.p, a.policy, a.x, a.opt);
-}
-
 void bind_results(py::module_& mod) {
   py::class_<SimulationResult>(mod, "Simulation", "A simulated iteration; to_dict() equals `strata simulate --json`.")
       .def_property_readonly("model", [](const SimulationResult& r) { return Model{r.m}; })
@@ -228,18 +193,6 @@ void bind_results(py::module_& mod) {
       .def_readonly("replaced", &ExportResult::replaced)
       .def("__str__", [](const ExportResult& e) { return e.text; })
       .def("__repr__", [](const ExportResult& e) { return fmt::format("strata.ExportFile('{}')", e.name); });
-  py::class_<AllocationResult>(mod, "Allocation", "A policy solve; to_dict() equals `strata allocate --json`.")
-      .def_property_readonly("policy", [](const AllocationResult& a) { return sched::policy_name(a.policy); })
-      .def_property_readonly("objective", [](const AllocationResult& a) { return a.x.objective; })
-      .def_property_readonly("objective_name", [](const AllocationResult& a) { return a.x.objective_name; })
-      .def_property_readonly("note", [](const AllocationResult& a) { return a.x.note; })
-      .def_property_readonly("allocation", [](const AllocationResult& a) { return to_python(allocation_json(a)["allocation"]); },
-                             "{job: {gpu type: time fraction}}")
-      .def_property_readonly("effective_throughput", [](const AllocationResult& a) {
-            return to_python(allocation_json(a)["effective_throughput"]); })
-      .def_property_readonly("normalized_throughput", [](const AllocationResult& a) {
-            return to_python(allocation_json(a)["normalized_throughput"]); })
-      .def("to_dict", [](const AllocationResult& a) { return to_python(allocation_json(a)); });
 }
 
 }  // namespace
@@ -274,21 +227,6 @@ void bind_calls(py::module_& mod) {
 Returns a strata.ExportFile (name, text: what `strata export --plan F --to E` prints).)",
           py::arg("what"), py::arg("to") = "megatron", py::kw_only(), py::arg("model") = py::none(),
           py::arg("cluster") = py::none(), py::arg("closest") = false);
-  mod.def("allocate", &run_allocate,
-          R"(Solve one Gavel scheduling policy (`strata allocate`, docs/scheduler.md).
-
-  throughputs  a throughputs file path, or its content as a dict ({"workers": {type: count},
-               "jobs": [{name, throughputs: {type: steps/s}, ...}], ...})  [--throughputs]
-  policy       max-min-fairness (default), finish-time-fairness, makespan, fifo, sjf, max-throughput,
-               min-cost, min-cost-slo, makespan-budget, hierarchical, or '<name>-agnostic'  [--policy]
-  space_sharing, placement_sensitive, water_filling, price ("on-demand" | "spot"), budget ($),
-  from_planner (jobs' throughputs from strata's planner)  [the flags of the same names]
-
-Returns a strata.Allocation (allocation {job: {type: X}}, effective_throughput, objective;
-to_dict() equals `strata allocate --json`). The GIL is released while it solves.)",
-          py::arg("throughputs"), py::arg("policy") = "max-min-fairness", py::kw_only(),
-          py::arg("space_sharing") = false, py::arg("placement_sensitive") = false, py::arg("water_filling") = true,
-          py::arg("price") = "on-demand", py::arg("budget") = -1.0, py::arg("from_planner") = false);
 }
 
 }  // namespace strata::python

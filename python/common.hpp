@@ -78,6 +78,6 @@ struct SimulationResult {
 
 void bind_types(py::module_& mod);    // Model, Cluster, Strategy, Estimate (types.cpp)
 void bind_plan(py::module_& mod);     // plan, Plan, Candidate, Baseline (plan.cpp)
-void bind_calls(py::module_& mod);    // estimate, simulate, export, allocate, catalog listings (calls.cpp)
+void bind_calls(py::module_& mod);    // estimate, simulate, export, catalog listings (calls.cpp)
 
 }  // namespace strata::python

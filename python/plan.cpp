@@ -69,7 +69,7 @@ Example:
   >>> p = strata.plan("amp-gpt2", "p3.8xlarge:3+g4dn.12xlarge:1", gbs=32)
   >>> p.best.strategy, p.best.estimate.iteration_time_s)";
 
-std::shared_ptr<PlanHandle> run_plan(py::handle model, py::handle cluster, std::int64_t gbs,
+std::shared_ptr<PlanHandle> run_plan(py::object model, py::object cluster, std::int64_t gbs,
                                      std::optional<std::int64_t> seq, int top, const std::string& space,
                                      const std::string& placement, int threads, const std::string& dtype, int max_tp,
                                      int max_pp, std::optional<std::string> profile, py::object headroom,

@@ -11,7 +11,6 @@ simulate(), export(), allocate(). Every result has to_dict(), equal to the match
 input raises InputError (a ValueError) with the CLI's one-line message. help(strata.plan) lists the options.
 """
 from ._strata import (
-    Allocation,
     Baseline,
     Candidate,
     Cluster,
@@ -22,7 +21,6 @@ from ._strata import (
     Plan,
     Simulation,
     Strategy,
-    allocate,
     clusters,
     estimate,
     export,
@@ -38,8 +36,29 @@ __all__ = [
     "simulate",
 ]
 
+_LAZY = {"allocate", "Allocation"}  # the scheduler, in strata._strata_sched: loaded on first use (links COIN-OR)
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        from . import _strata_sched
+
+        value = getattr(_strata_sched, name)
+        try:
+            value.__module__ = __name__
+        except (AttributeError, TypeError):
+            pass
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | _LAZY)
+
+
 # Show the public names as strata.X (help(), repr(), tracebacks), not strata._strata.X.
-for _name in __all__:
+for _name in sorted(set(__all__) - _LAZY):
     try:
         globals()[_name].__module__ = __name__
     except (AttributeError, TypeError):

@@ -4,6 +4,8 @@
 # help() teaches.
 import json
 import pydoc
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -195,6 +197,13 @@ def test_export_equals_cli(cli, tmp_path, engine):
         with pytest.raises(strata.InputError) as e:
             strata.export(p, to=engine)
         assert str(e.value) == err.removeprefix("strata: error: ").rstrip("\n")
+
+
+def test_import_does_not_load_the_scheduler():
+    # strata.allocate lives in strata._strata_sched (COIN-OR): loaded on first use, not by `import strata`.
+    code = "import sys, strata; a = 'strata._strata_sched' in sys.modules; strata.allocate; print(a, 'strata._strata_sched' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "True"]
 
 
 def test_allocate_equals_cli_json(cli_json, example):
