@@ -268,3 +268,22 @@ def test_help_teaches():
     for f in [strata.estimate, strata.simulate, strata.export, strata.allocate, strata.models]:
         assert len(f.__doc__) > 80
     assert strata.InputError.__module__ == "strata"
+
+
+def test_stub_matches_module():
+    # python/strata/__init__.pyi names exactly what the module has: every class, method, property and function.
+    import ast
+    from pathlib import Path
+
+    stub = ast.parse((Path(strata.__file__).parent / "__init__.pyi").read_text())
+    public = set()
+    for node in stub.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+            public.add(node.name)
+            obj = getattr(strata, node.name)
+            if isinstance(node, ast.ClassDef):
+                members = [n.name for n in node.body if isinstance(n, ast.FunctionDef)]
+                members += [n.target.id for n in node.body if isinstance(n, ast.AnnAssign)]
+                for m in members:
+                    assert hasattr(obj, m), f"{node.name}.{m}"
+    assert public == set(strata.__all__)
