@@ -32,30 +32,15 @@ void print_json(const core::OrderedJson& j) { fmt::print("{}\n", j.dump(2)); }
 
 // ---- strata models ---------------------------------------------------------------------------------------------
 void run_models(const ListOptions& o) {
-  core::OrderedJson arr = core::OrderedJson::array();
+  if (o.json) return print_json(model::zoo_listing_json());
   std::vector<std::vector<std::string>> rows;
   for (const auto& name : model::zoo_names()) {
     const model::Model m = model::zoo_model(name);
     const double params = model::total_params(m);
-    if (o.json) {
-      core::OrderedJson j;
-      j["name"] = m.name;
-      j["family"] = m.family;
-      j["num_layers"] = m.layers.size();
-      j["num_blocks"] = m.num_blocks();
-      j["hidden"] = m.hidden;
-      j["heads"] = m.heads;
-      j["seq"] = m.seq;
-      j["vocab"] = m.vocab;
-      j["params"] = params;
-      arr.push_back(j);
-    } else {
-      rows.push_back({m.name, m.family, std::to_string(m.layers.size()), std::to_string(m.num_blocks()),
-                      m.hidden > 0 ? std::to_string(m.hidden) : "-", m.seq > 0 ? std::to_string(m.seq) : "-",
-                      core::format_count(params)});
-    }
+    rows.push_back({m.name, m.family, std::to_string(m.layers.size()), std::to_string(m.num_blocks()),
+                    m.hidden > 0 ? std::to_string(m.hidden) : "-", m.seq > 0 ? std::to_string(m.seq) : "-",
+                    core::format_count(params)});
   }
-  if (o.json) return print_json(arr);
   fmt::print("{}", core::render_table({"model", "family", "layers", "blocks", "hidden", "seq", "params"}, rows));
   fmt::print("\n{} built-in models. Details: strata describe --model <name>; custom models: docs/models.md.\n",
              rows.size());
@@ -70,14 +55,7 @@ std::string peak_cell(const hw::GpuSpec& g, hw::Dtype d) {
 
 void run_hardware(const ListOptions& o) {
   const hw::Catalog cat = hw::builtin_catalog();
-  if (o.json) {
-    core::OrderedJson j;
-    j["gpus"] = core::OrderedJson::array();
-    for (const auto& g : cat.gpus) j["gpus"].push_back(hw::to_json(g));
-    j["links"] = core::OrderedJson::array();
-    for (const auto& l : cat.links) j["links"].push_back(hw::to_json(l));
-    return print_json(j);
-  }
+  if (o.json) return print_json(hw::catalog_listing_json(cat));
   std::vector<std::vector<std::string>> rows;
   for (const auto& g : cat.gpus) {
     std::vector<std::string> r{g.name,
@@ -115,29 +93,8 @@ void run_hardware(const ListOptions& o) {
 void show_cluster(const std::string& spec, bool json) {
   const hw::Catalog cat = hw::builtin_catalog();
   const hw::Cluster c = hw::resolve_cluster(spec, cat);
+  if (json) return print_json(hw::cluster_summary_json(c));
   const auto classes = hw::link_classes(c);
-  if (json) {
-    core::OrderedJson j;
-    j["name"] = c.name;
-    j["num_devices"] = c.num_devices();
-    j["num_nodes"] = c.nodes.size();
-    j["gpu_types"] = core::OrderedJson::array();
-    for (const auto& g : c.gpu_types) j["gpu_types"].push_back(g.name);
-    j["total_memory_bytes"] = hw::total_memory_bytes(c);
-    j["total_peak_bf16_flops"] = hw::total_peak_flops(c, hw::Dtype::bf16);
-    j["nodes"] = core::OrderedJson::array();
-    for (const auto& n : c.nodes) {
-      j["nodes"].push_back({{"id", n.id}, {"node_type", n.node_type}, {"first_device", n.first_device},
-                            {"num_devices", n.num_devices}, {"gpu", c.gpu_of(n.first_device).name},
-                            {"intra_link", n.intra.name}, {"nics", n.nics}, {"nic_link", n.nic.name}, {"rack", n.rack}});
-    }
-    j["link_classes"] = core::OrderedJson::array();
-    for (const auto& lc : classes) {
-      j["link_classes"].push_back({{"scope", lc.scope}, {"link", lc.link}, {"bw_bytes_per_s", lc.bw_bytes_per_s},
-                                   {"latency_s", lc.latency_s}, {"nodes", lc.nodes}});
-    }
-    return print_json(j);
-  }
   fmt::print("cluster {}: {} devices on {} nodes, {} memory, {} bf16 peak\n", c.name, c.num_devices(),
              c.nodes.size(), core::format_bytes(hw::total_memory_bytes(c)),
              core::format_flops(hw::total_peak_flops(c, hw::Dtype::bf16)));
@@ -164,16 +121,7 @@ void run_clusters(const ListOptions& o) {
                                                 "<node-type>:<count>[+...] or a JSON file)");
     return show_cluster(*o.show, o.json);
   }
-  if (o.json) {
-    core::OrderedJson arr = core::OrderedJson::array();
-    for (const auto& n : cat.nodes) {
-      core::OrderedJson j = hw::to_json(n);
-      j["intra_bw_bytes_per_s"] = cat.link(n.intra_link).bw_bytes_per_s;
-      j["nic_bw_bytes_per_s"] = cat.link(n.nic_link).bw_bytes_per_s;
-      arr.push_back(j);
-    }
-    return print_json(arr);
-  }
+  if (o.json) return print_json(hw::node_presets_json(cat));
   std::vector<std::vector<std::string>> rows;
   for (const auto& n : cat.nodes) {
     // Interconnect: the link, and for a pair matrix the slowest and fastest pair.

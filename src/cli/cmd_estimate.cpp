@@ -105,14 +105,7 @@ void run_estimate(const EstimateArgs& a) {
     opt.memory_headroom = cost::parse_memory_headroom(a.memory_headroom, "estimate: --memory-headroom");
   const auto e = cost::estimate(m, c, s, opt);
   if (a.json) {
-    nlohmann::ordered_json j;
-    j["model"] = m.name;
-    j["seq"] = m.seq;
-    j["cluster"] = c.name;
-    j["strategy"] = cost::to_json(s);
-    const auto ej = cost::to_json(e);
-    for (const auto& [k, v] : ej.items()) j[k] = v;
-    fmt::print("{}\n", core::dump_json(j));
+    fmt::print("{}\n", core::dump_json(cost::estimate_report_json(m, c, s, e)));
   } else {
     print_estimate(m, c, s, e);
   }

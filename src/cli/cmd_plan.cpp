@@ -72,10 +72,13 @@ std::vector<std::string> plan_row(const std::string& name, const hw::Cluster& c,
 
 // Every flag checked before the search, so that a typo costs no search time.
 void check_plan_args(const PlanArgs& a, const model::Model& m) {
-  if (a.gbs < 1) throw core::InputError("plan: --gbs: must be >= 1 (global batch size in samples)");
-  if (a.top < 1) throw core::InputError("plan: --top: must be >= 1");
-  if (a.threads < 1 || a.threads > 256) throw core::InputError("plan: --threads: must be in 1..256");
-  if (a.max_tp < 0 || a.max_pp < 0) throw core::InputError("plan: --max-tp/--max-pp: must be >= 0 (0 = no limit)");
+  plan::PlanOptions o;  // gbs, top, threads, max-tp/pp: the checks the Python API shares (plan/options_check.cpp)
+  o.global_batch = a.gbs;
+  o.top_k = a.top;
+  o.threads = a.threads;
+  o.max_tp = a.max_tp;
+  o.max_pp = a.max_pp;
+  plan::check_plan_options(o, m, /*skip_global_batch=*/true);
   if (a.trials < 0 || a.trial_steps < 1)
     throw core::InputError("plan: --trials/--trial-steps: must be >= 0 / >= 1");
   plan::check_global_batch(m, a.gbs);

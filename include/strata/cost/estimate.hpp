@@ -79,5 +79,9 @@ struct CostOptions {
 Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s, const CostOptions& opt = {});
 
 nlohmann::ordered_json to_json(const Estimate& e);
+// What `strata estimate --json` prints (and the Python API's Estimate.to_dict()): model, seq, cluster, strategy,
+// then the keys of to_json(e). cost/estimate_json.cpp.
+nlohmann::ordered_json estimate_report_json(const model::Model& m, const hw::Cluster& c, const Strategy& s,
+                                            const Estimate& e);
 
 }  // namespace strata::cost

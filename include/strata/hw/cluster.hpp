@@ -119,5 +119,8 @@ struct LinkClass {
   int nodes = 0;                    // nodes using it
 };
 std::vector<LinkClass> link_classes(const Cluster& c);
+// `strata clusters --show SPEC --json` (and the Python API's Cluster.to_dict()): size, GPU types, totals, nodes
+// and link classes. hw/catalog_listing.cpp.
+nlohmann::ordered_json cluster_summary_json(const Cluster& c);
 
 }  // namespace strata::hw

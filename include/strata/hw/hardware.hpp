@@ -99,5 +99,9 @@ std::optional<std::vector<std::vector<double>>> bw_matrix_from_json(const core::
 core::OrderedJson to_json(const GpuSpec& g);
 core::OrderedJson to_json(const LinkSpec& l);
 core::OrderedJson to_json(const NodeSpec& n);
+// The listings of `strata hardware --json` ({gpus, links}) and `strata clusters --json` (the node presets with
+// their links' bandwidths), also the Python API's strata.hardware() / strata.clusters(). hw/catalog_listing.cpp.
+core::OrderedJson catalog_listing_json(const Catalog& catalog);
+core::OrderedJson node_presets_json(const Catalog& catalog);
 
 }  // namespace strata::hw

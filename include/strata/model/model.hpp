@@ -53,6 +53,11 @@ std::vector<std::string> zoo_names();
 Model zoo_model(std::string_view name);
 // A built-in name, or the path of a JSON model file.
 Model resolve_model(std::string_view name_or_path);
+// `strata models --json` (and the Python API's strata.models()): one object per built-in model, sorted by name
+// (name, family, num_layers, num_blocks, hidden, heads, seq, vocab, params). model/zoo_json.cpp.
+nlohmann::ordered_json zoo_listing_json();
+// One entry of that listing for any model (the Python API's Model.to_dict()).
+nlohmann::ordered_json model_summary_json(const Model& m);
 Model load_model_file(const std::string& path);
 Model model_from_json(const nlohmann::json& j, const std::string& origin);
 // Copy of the model with another sequence length (transformer models only; InputError otherwise).

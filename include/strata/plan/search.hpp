@@ -92,6 +92,10 @@ PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& 
 inline constexpr std::int64_t kMaxGlobalBatch = std::int64_t{1} << 53;
 // InputError (one line, naming --gbs) when gbs × seq exceeds kMaxGlobalBatch tokens: no cluster can process it.
 void check_global_batch(const model::Model& m, std::int64_t gbs);
+// The checks `strata plan` (and the Python API's strata.plan) run on the options before any search: gbs >= 1,
+// top_k >= 1, threads in 1..256, max_tp/max_pp >= 0, then check_global_batch (unless skip_global_batch).
+// InputError naming the CLI flag. plan/options_check.cpp.
+void check_plan_options(const PlanOptions& opt, const model::Model& m, bool skip_global_batch = false);
 
 // The layer split that plan() would choose for a strategy whose degrees, mbs, schedule... are fixed (split and
 // placement given or defaulted): exact for gpipe/1f1b/pipedream/2bw, the Megatron split for interleaved.

@@ -84,4 +84,10 @@ double cost_per_hour(const Problem& p, const Allocation& a, PriceKind price);
 // SLOs) naming the job/type and field; never returns an allocation that breaks the base constraints.
 Allocation allocate(const Problem& p, const Policy& policy, const PolicyOptions& opt = {});
 
+// What `strata allocate --json` prints (and the Python API's Allocation.to_dict()): policy, allocation
+// {job: {type: X}}, effective_throughput, normalized_throughput, pairs (with opt.space_sharing), objective,
+// cost_usd_per_hour (at opt.price), lp_solves, note. sched/allocate_json.cpp.
+core::OrderedJson allocation_report_json(const Problem& p, const Policy& policy, const Allocation& x,
+                                         const PolicyOptions& opt);
+
 }  // namespace strata::sched

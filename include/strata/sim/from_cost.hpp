@@ -49,4 +49,12 @@ struct Simulation {
 Simulation simulate(const model::Model& m, const hw::Cluster& c, const cost::Strategy& s,
                     const CostSimOptions& opt = {}, const SimOptions& sim_opt = {});
 
+// Micro-batch passes (forward + backward) a simulation of `s` plays out; InputError "simulate: N micro-batch passes
+// to play out (more than 1e8, ...)" past 1e8, where a run takes hours. sim/run_size.cpp.
+double check_simulation_size(const cost::Strategy& s, const CostSimOptions& opt);
+
+// What `strata simulate --json` prints (and the Python API's Simulation.to_dict()); sim/sim_json.cpp.
+nlohmann::ordered_json simulation_report_json(const model::Model& m, const hw::Cluster& c, const cost::Strategy& s,
+                                              const Simulation& r);
+
 }  // namespace strata::sim

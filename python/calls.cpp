@@ -1,0 +1,232 @@
+// python/calls: strata.estimate, strata.simulate, strata.export and the catalog listings
+// (strata.models/clusters/hardware) — each the library call its CLI command makes, with the GIL released while
+// it runs, and a result whose to_dict() is the command's --json (docs/python.md).
+#include <fmt/format.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "common.hpp"
+#include "strata/core/error.hpp"
+#include "strata/core/units.hpp"
+#include "strata/cost/constants.hpp"
+#include "strata/cost/memory.hpp"
+#include "strata/export/export.hpp"
+#include "strata/sim/trace.hpp"
+
+namespace strata::python {
+namespace {
+
+constexpr const char* kEstimateDoc = R"(Time and memory of one parallel strategy: the cost model (`strata estimate`).
+
+  model     strata.Model, a built-in name or model file path, or a dict  [--model]
+  cluster   strata.Cluster, a preset / "node-type:count[+...]" / file, or a dict  [--cluster]
+  strategy  strata.Strategy, the --strategy syntax ("tp=8,pp=8,mbs=1,gbs=64,v=3,recompute=selective,
+            sp=on"; keys in docs/strategy.md), a strategy dict, or a strata.Plan / plan dict (its best)
+  seq       sequence length (default: the model's)  [--seq]
+  profile   measured profile JSON path  [--profile]
+  memory_headroom  GiB (4) or a share ("10%") kept free per device  [--memory-headroom]
+
+Returns a strata.Estimate (iteration_time_s, samples_per_s, tokens_per_s, tflops_per_gpu, mfu, fits,
+peak_memory_bytes, stages; to_dict() equals `strata estimate --json`). strata.InputError on bad input.
+
+Example:
+  >>> strata.estimate("gpt3-175b", "dgx-a100:8", "tp=8,pp=8,mbs=1,gbs=64").iteration_time_s)";
+
+EstimateResult run_estimate(py::object model, py::object cluster, py::object strategy, std::optional<std::int64_t> seq,
+                            std::optional<std::string> profile, py::object headroom) {
+  if (py::isinstance<PlanHandle>(strategy)) strategy = py::cast(strategy.cast<std::shared_ptr<PlanHandle>>()->r.top.front().strategy);
+  EstimateResult r;
+  r.m = as_model(model, seq);
+  r.c = as_cluster(cluster);
+  r.s = cost::complete_strategy(as_strategy(strategy), *r.m, *r.c);
+  std::optional<cost::Profile> prof;
+  cost::CostOptions opt;
+  if (profile) {
+    prof = cost::load_profile_file(*profile);
+    opt.profile = &*prof;
+  }
+  if (!headroom.is_none()) opt.memory_headroom = as_headroom(headroom, "estimate: --memory-headroom");
+  py::gil_scoped_release nogil;
+  r.e = cost::estimate(*r.m, *r.c, r.s, opt);
+  return r;
+}
+
+constexpr const char* kSimulateDoc = R"(Simulate one training iteration task by task (`strata simulate`, docs/simulator.md).
+
+  model     strata.Model / name / path / dict, or a strata.Plan (then cluster and strategy default to
+            the plan's, and strategy to its best)
+  cluster   as for estimate()
+  strategy  strata.Strategy, --strategy text, strategy dict or plan dict
+  iterations       batches to simulate (default 1; 4 for pipedream/2bw)  [--iterations]
+  overlap_slowdown compute slowdown while DP traffic overlaps it (>= 1)  [--overlap-slowdown]
+  bucket_mb        DP gradient bucket size in MiB  [--bucket-mb]
+  trace            write a Chrome trace JSON here  [--trace]
+  seq, profile, memory_headroom as for estimate()
+
+Returns a strata.Simulation (iteration_time_s, analytical_iteration_time_s, bubble_fraction, fits,
+peak_memory_bytes per device; to_dict() equals `strata simulate --json`). The GIL is released.)";
+
+SimulationResult run_simulate(py::object model, py::object cluster, py::object strategy,
+                              std::optional<std::int64_t> seq, std::optional<int> iterations,
+                              std::optional<double> overlap_slowdown, std::optional<double> bucket_mb,
+                              std::optional<std::string> trace, std::optional<std::string> profile,
+                              py::object headroom) {
+  if (py::isinstance<PlanHandle>(model)) {
+    const auto h = model.cast<std::shared_ptr<PlanHandle>>();
+    if (cluster.is_none()) cluster = py::cast(Cluster{h->c});
+    if (strategy.is_none()) strategy = py::cast(h->r.top.front().strategy);
+    model = py::cast(Model{h->m});
+  }
+  if (cluster.is_none() || strategy.is_none())
+    throw core::InputError("simulate: give a cluster and a strategy (or a strata.Plan)");
+  if (iterations && *iterations < 1)
+    throw core::InputError(fmt::format("simulate: --iterations: must be >= 1, got {}", *iterations));
+  if (overlap_slowdown && !(std::isfinite(*overlap_slowdown) && *overlap_slowdown >= 1))
+    throw core::InputError(fmt::format("simulate: --overlap-slowdown: must be a finite number >= 1 (1 = no "
+                                       "slowdown), got {}", *overlap_slowdown));
+  if (bucket_mb && !(std::isfinite(*bucket_mb) && *bucket_mb > 0 && *bucket_mb <= 1e6))
+    throw core::InputError(fmt::format("simulate: --bucket-mb: expected a size in MiB in (0, 1e6], got '{}'",
+                                       *bucket_mb));
+  SimulationResult out;
+  out.m = as_model(model, seq);
+  out.c = as_cluster(cluster);
+  out.s = cost::complete_strategy(as_strategy(strategy), *out.m, *out.c);
+  sim::CostSimOptions opt;
+  opt.iterations = iterations.value_or(0);
+  opt.overlap_slowdown = overlap_slowdown.value_or(0);
+  cost::CostConstants constants = cost::builtin_constants();
+  if (bucket_mb) {
+    constants.dp_bucket_bytes = *bucket_mb * core::kMiB;
+    opt.cost.constants = &constants;
+  }
+  if (!headroom.is_none()) opt.cost.memory_headroom = as_headroom(headroom, "simulate: --memory-headroom");
+  std::optional<cost::Profile> prof;
+  if (profile) {
+    prof = cost::load_profile_file(*profile);
+    opt.cost.profile = &*prof;
+  }
+  sim::check_simulation_size(out.s, opt);
+  sim::SimOptions so;
+  so.keep_timeline = trace.has_value();
+  so.record_memory_timeline = trace.has_value();
+  {
+    py::gil_scoped_release nogil;
+    out.r = sim::simulate(*out.m, *out.c, out.s, opt, so);
+  }
+  if (trace) {
+    std::ofstream f(*trace);
+    if (!f) throw core::InputError("simulate: --trace: cannot write '" + *trace + "'");
+    sim::write_chrome_trace(out.r.input, out.r.result, f);
+    if (!f) throw core::InputError("simulate: --trace: error writing '" + *trace + "'");
+  }
+  return out;
+}
+
+struct ExportResult {
+  std::string name, text, engine, replaced;  // replaced: the feature --closest changed ("" = none)
+  cost::Strategy strategy;                   // the strategy written
+};
+
+ExportResult run_export(py::object what, const std::string& to, py::object model, py::object cluster, bool closest) {
+  if (py::isinstance<PlanHandle>(what)) {
+    const auto h = what.cast<std::shared_ptr<PlanHandle>>();
+    if (model.is_none()) model = py::cast(Model{h->m});
+    if (cluster.is_none()) cluster = py::cast(Cluster{h->c});
+    what = py::cast(h->r.top.front().strategy);
+  } else if (py::isinstance<py::dict>(what)) {  // a plan dict names its model, cluster and seq
+    const py::dict d = what.cast<py::dict>();
+    if (model.is_none() && d.contains("model")) model = d["model"];
+    if (cluster.is_none() && d.contains("cluster")) cluster = d["cluster"];
+    if (model.is_none() || cluster.is_none()) {
+      throw core::InputError("export: give model and cluster (the dict names none)");
+    }
+    if (d.contains("seq") && py::isinstance<py::int_>(d["seq"])) {
+      auto m = as_model(model);
+      const auto seq = d["seq"].cast<std::int64_t>();
+      if (seq != m->seq) model = py::cast(Model{std::make_shared<model::Model>(model::with_seq(*m, seq))});
+    }
+  }
+  if (model.is_none() || cluster.is_none())
+    throw core::InputError("export: give model and cluster with a strategy (or export a strata.Plan)");
+  const auto m = as_model(model);
+  const auto c = as_cluster(cluster);
+  const auto engine = exporter::parse_engine(to, "export: --to");
+  cost::Strategy s = cost::complete_strategy(as_strategy(what), *m, *c);
+  ExportResult out;
+  out.engine = std::string(exporter::to_string(engine));
+  if (closest) {
+    out.replaced = exporter::unexpressible_feature(engine, *m, *c, s);
+    if (!out.replaced.empty()) s = exporter::closest_expressible(engine, *m, *c, s);
+  }
+  const auto f = exporter::export_strategy(engine, *m, *c, s);
+  out.name = f.name;
+  out.text = f.text;
+  out.strategy = s;
+  return out;
+}
+
+void bind_results(py::module_& mod) {
+  py::class_<SimulationResult>(mod, "Simulation", "A simulated iteration; to_dict() equals `strata simulate --json`.")
+      .def_property_readonly("model", [](const SimulationResult& r) { return Model{r.m}; })
+      .def_property_readonly("cluster", [](const SimulationResult& r) { return Cluster{r.c}; })
+      .def_readonly("strategy", &SimulationResult::s)
+      .def_property_readonly("iteration_time_s", [](const SimulationResult& r) { return r.r.result.iteration_time_s; })
+      .def_property_readonly("analytical_iteration_time_s", [](const SimulationResult& r) {
+            return r.r.estimate.iteration_time_s; })
+      .def_property_readonly("bubble_fraction", [](const SimulationResult& r) { return r.r.result.bubble_fraction; })
+      .def_property_readonly("fits", [](const SimulationResult& r) { return r.r.fits; })
+      .def_property_readonly("not_fit_reason", [](const SimulationResult& r) { return r.r.not_fit_reason; })
+      .def("to_dict", [](const SimulationResult& r) { return to_python(sim::simulation_report_json(*r.m, *r.c, r.s, r.r)); })
+      .def("to_json", [](const SimulationResult& r) { return dump(sim::simulation_report_json(*r.m, *r.c, r.s, r.r)); })
+      .def("__repr__", [](const SimulationResult& r) {
+            return fmt::format("strata.Simulation('{}', iteration_time_s={:.6g})", cost::to_cli_string(r.s),
+                               r.r.result.iteration_time_s); });
+  py::class_<ExportResult>(mod, "ExportFile",
+                           "An engine config: name (suggested file name), text, engine, strategy (the one written), "
+                           "replaced (the feature closest=True changed, '' when none).")
+      .def_readonly("name", &ExportResult::name)
+      .def_readonly("text", &ExportResult::text)
+      .def_readonly("engine", &ExportResult::engine)
+      .def_readonly("strategy", &ExportResult::strategy)
+      .def_readonly("replaced", &ExportResult::replaced)
+      .def("__str__", [](const ExportResult& e) { return e.text; })
+      .def("__repr__", [](const ExportResult& e) { return fmt::format("strata.ExportFile('{}')", e.name); });
+}
+
+}  // namespace
+
+void bind_calls(py::module_& mod) {
+  bind_results(mod);
+  mod.def("models", [] { return to_python(model::zoo_listing_json()); },
+          "The built-in models, one dict each (name, family, num_layers, num_blocks, hidden, heads, seq, vocab, "
+          "params): `strata models --json`.");
+  mod.def("hardware", [] { return to_python(hw::catalog_listing_json(catalog())); },
+          "The GPU and link catalog {gpus: [...], links: [...]} (SI units): `strata hardware --json`.");
+  mod.def("clusters", [] { return to_python(hw::node_presets_json(catalog())); },
+          "The node presets usable in a cluster spec: `strata clusters --json`. For one cluster's nodes and links "
+          "use strata.Cluster(spec).to_dict().");
+  mod.def("estimate", &run_estimate, kEstimateDoc, py::arg("model"), py::arg("cluster"), py::arg("strategy"),
+          py::kw_only(), py::arg("seq") = py::none(), py::arg("profile") = py::none(),
+          py::arg("memory_headroom") = py::none());
+  mod.def("simulate", &run_simulate, kSimulateDoc, py::arg("model"), py::arg("cluster") = py::none(),
+          py::arg("strategy") = py::none(), py::kw_only(), py::arg("seq") = py::none(),
+          py::arg("iterations") = py::none(), py::arg("overlap_slowdown") = py::none(),
+          py::arg("bucket_mb") = py::none(), py::arg("trace") = py::none(), py::arg("profile") = py::none(),
+          py::arg("memory_headroom") = py::none());
+  mod.def("export", &run_export,
+          R"(A plan or strategy as an engine config (`strata export`, docs/export.md).
+
+  what     a strata.Plan (its best strategy, model and cluster), a plan dict, or a strategy
+           (strata.Strategy / text / dict, then model and cluster are required)
+  to       megatron | torchtitan | deepspeed | torchrun | slurm  [--to]
+  closest  when the engine cannot express the strategy, export the nearest one it can (the
+           result's `replaced` names the feature); otherwise that is a strata.InputError  [--closest]
+
+Returns a strata.ExportFile (name, text: what `strata export --plan F --to E` prints).)",
+          py::arg("what"), py::arg("to") = "megatron", py::kw_only(), py::arg("model") = py::none(),
+          py::arg("cluster") = py::none(), py::arg("closest") = false);
+}
+
+}  // namespace strata::python

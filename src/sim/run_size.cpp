@@ -1,0 +1,23 @@
+// sim/run_size: how much a simulation will play out, checked before it starts (`strata simulate` and the Python
+// API's strata.simulate refuse runs of hours with the numbers).
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "strata/core/error.hpp"
+#include "strata/sim/from_cost.hpp"
+
+namespace strata::sim {
+
+double check_simulation_size(const cost::Strategy& s, const CostSimOptions& opt) {
+  const double work = static_cast<double>(s.num_devices() / std::max(1, s.tp)) * s.num_micro_batches() *
+                      s.virtual_stages * (opt.iterations > 0 ? opt.iterations : default_iterations(s.schedule));
+  // The event count grows with the passes played out; past 1e8 a run takes hours, so refuse with the numbers.
+  if (2 * work > 1e8)
+    throw core::InputError(fmt::format("simulate: {:.3g} micro-batch passes to play out (more than 1e8, hours of "
+                                       "simulation); use a larger mbs, a smaller gbs or fewer --iterations",
+                                       2 * work));
+  return 2 * work;
+}
+
+}  // namespace strata::sim
