@@ -53,6 +53,21 @@ std::vector<RoundPlacement> placements_of(const Problem& trace, const std::vecto
   return out;
 }
 
+// The round's placements for a back-end, with the moment the model finishes each job inside the round.
+void report_round(const Problem& trace, const std::vector<WorkerType>& types, const Allocation& alloc,
+                  const std::vector<Assignment>& assignments, const std::vector<int>& active, const SimResult& res,
+                  double now, const SimOptions& opt) {
+  std::vector<RoundPlacement> placed = placements_of(trace, types, alloc, assignments, active);
+  std::size_t q = 0;
+  for (const auto& as : assignments)
+    for (int i : alloc.combos[as.combo].jobs) {
+      const double done_s = res.jobs[active[i]].completion_s;
+      if (done_s >= now) placed[q].end_s = done_s - now;
+      ++q;
+    }
+  opt.on_round(now, placed);
+}
+
 SimResult initial_results(const Problem& trace) {
   SimResult res;
   res.jobs.resize(trace.num_jobs());
@@ -259,7 +274,6 @@ SimResult simulate(const Problem& trace, const SimOptions& opt) {
     }
     record_round(book, assignments);
     ++mt.rounds;
-    if (opt.on_round) opt.on_round(now, placements_of(trace, types, alloc, assignments, active));
     const int finished_before = finished;
     std::vector<std::vector<int>> preempted;
     for (const auto& as : assignments)
@@ -267,6 +281,7 @@ SimResult simulate(const Problem& trace, const SimOptions& opt) {
         ++preemptions;
         preempted.push_back(leases[&as - assignments.data()].jobs);
       }
+    if (opt.on_round) report_round(trace, types, alloc, assignments, active, res, now, opt);
     if (finished != finished_before) changed = true;
     // A reclaimed instance: its jobs restart elsewhere (no lease renewal) next round.
     std::erase_if(leases, [&](const Lease& l) { return std::find(preempted.begin(), preempted.end(), l.jobs) != preempted.end(); });
