@@ -200,6 +200,9 @@ std::function<void(bool)> slurm_backend(const ScheduleArgs& a, SimOptions& o) {
   }
   if (a.backend != "slurm") throw core::InputError("--backend: '" + a.backend + "' (valid: simulate, slurm)");
   if (a.slurm_rounds < 0) throw core::InputError("--slurm-rounds: must be >= 0");
+  if (a.space_sharing)
+    throw core::InputError("--backend slurm: --space-sharing is not supported (two Slurm jobs on one GPU need a "
+                           "shared gres)");
   if (!(a.slurm_timeout_s > 0)) throw core::InputError("--slurm-timeout: must be > 0");
   SlurmOptions so{a.slurm_command, a.slurm_sbatch_args};
   std::shared_ptr<std::ofstream> file;
