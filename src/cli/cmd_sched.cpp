@@ -254,6 +254,25 @@ std::function<void(bool)> slurm_backend(const ScheduleArgs& a, SimOptions& o) {
   };
 }
 
+// The simulation, stopped after `rounds` rounds of simulated (and, live, wall-clock) time when > 0; the back-end's
+// `finish` runs either way (on an error: cancel what was submitted, leave no Slurm job behind).
+SimResult simulate_with_backend(const Problem& trace, SimOptions& o, int rounds, const std::function<void(bool)>& finish) {
+  if (rounds > 0) {
+    double first = trace.jobs.empty() ? 0.0 : trace.jobs[0].arrival_s;
+    for (const auto& j : trace.jobs) first = std::min(first, j.arrival_s);
+    o.max_sim_s = first + (rounds - 0.5) * o.round_s;
+  }
+  SimResult r;
+  try {
+    r = simulate(trace, o);
+  } catch (...) {
+    finish(true);
+    throw;
+  }
+  finish(false);
+  return r;
+}
+
 std::string hours(double s) { return fmt::format("{:.2f} h", s / 3600.0); }
 
 void run_schedule(const ScheduleArgs& a) {
@@ -308,19 +327,7 @@ void run_schedule(const ScheduleArgs& a) {
     *last = wall;
     fmt::print(stderr, "\rsimulated {:.1f} h, {}/{} jobs done ({:.0f} s)", now / 3600.0, done, total, wall);
   };
-  if (a.slurm_rounds > 0) {  // stop after N rounds of simulated (and, live, wall-clock) time
-    double first = trace.jobs.empty() ? 0.0 : trace.jobs[0].arrival_s;
-    for (const auto& j : trace.jobs) first = std::min(first, j.arrival_s);
-    o.max_sim_s = first + (a.slurm_rounds - 0.5) * o.round_s;
-  }
-  SimResult r;
-  try {
-    r = simulate(trace, o);
-  } catch (...) {
-    slurm_finish(true);  // leave no Slurm job behind
-    throw;
-  }
-  slurm_finish(false);
+  const SimResult r = simulate_with_backend(trace, o, a.slurm_rounds, slurm_finish);
   if (*last > 0) fmt::print(stderr, "\n");
   const bool over_budget = warn_if_over_budget(o, r);
   if (!a.csv.empty()) write_output(a.csv, jobs_csv(r), "schedule: --csv");
