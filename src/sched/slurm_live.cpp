@@ -62,6 +62,14 @@ std::string trim(std::string s) {
   return s;
 }
 
+// The last non-empty line of a command's stderr (Slurm's fatal error comes last), for a one-line message.
+std::string last_line(const std::string& text) {
+  const std::string t = trim(text);
+  if (t.empty()) return "no message";
+  const auto nl = t.rfind('\n');
+  return nl == std::string::npos ? t : t.substr(nl + 1);
+}
+
 // Runs one action, substituting the job's Slurm id; a submission records the new id.
 void run_action(SlurmLive& live, const SlurmAction& a) {
   SlurmJob& job = live.state.jobs[a.job];
@@ -76,7 +84,7 @@ void run_action(SlurmLive& live, const SlurmAction& a) {
     throw core::InputError(fmt::format("--backend slurm: `{}` {}: {}", shell_line(argv),
                                        r.timed_out ? fmt::format("timed out after {} s", live.command_timeout_s)
                                                    : fmt::format("failed (exit {})", r.exit_code),
-                                       trim(r.err).empty() ? "no message" : trim(r.err)));
+                                       last_line(r.err)));
   if (a.kind == SlurmAction::Kind::kSubmit) {
     job.id = trim(r.out.substr(0, r.out.find(';')));  // --parsable: "id[;cluster]"
     if (job.id.empty() || job.id.find_first_not_of("0123456789") != std::string::npos)
