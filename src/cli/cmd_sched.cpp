@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <fstream>
 #include <string>
@@ -39,8 +40,12 @@ struct ScheduleArgs : CommonArgs {
   double round_s = 360, restart_s = 5;
   std::string price_trace;           // cloud chapter: time-varying prices and spot preemptions
   bool no_price_switching = false;   // keep each decision's prices (bill at the trace's)
-  std::string backend = "simulate";  // simulate | slurm (print each round's Slurm commands)
+  std::string backend = "simulate";  // simulate | slurm (drive a live Slurm cluster)
   std::string slurm_command = "sleep 3600", slurm_script;
+  std::vector<std::string> slurm_sbatch_args;
+  bool slurm_dry_run = false;        // print the Slurm commands instead of running them
+  int slurm_rounds = 0;              // stop after this many rounds (0 = when every job is done)
+  double slurm_timeout_s = 30;       // per Slurm command
 };
 
 void add_common(CLI::App* sub, CommonArgs& a) {
@@ -157,6 +162,89 @@ std::pair<int, int> parse_measure(const std::string& s) {
   }
 }
 
+// --backend slurm: drives a live Slurm cluster with each round's actions (or, --slurm-dry-run, prints them as a
+// shell script). Returns what to do after the simulation (argument: it failed): cancel what is left in Slurm.
+std::function<void(bool)> slurm_backend(const ScheduleArgs& a, SimOptions& o) {
+  if (a.backend == "simulate") {
+    if (a.slurm_dry_run || a.slurm_rounds != 0 || !a.slurm_script.empty() || !a.slurm_sbatch_args.empty())
+      throw core::InputError("--slurm-*: only with --backend slurm");
+    return [](bool) {};
+  }
+  if (a.backend != "slurm") throw core::InputError("--backend: '" + a.backend + "' (valid: simulate, slurm)");
+  if (a.slurm_rounds < 0) throw core::InputError("--slurm-rounds: must be >= 0");
+  if (a.space_sharing)
+    throw core::InputError("--backend slurm: --space-sharing is not supported (two Slurm jobs on one GPU need a "
+                           "shared gres)");
+  if (!(a.slurm_timeout_s > 0)) throw core::InputError("--slurm-timeout: must be > 0");
+  SlurmOptions so{a.slurm_command, a.slurm_sbatch_args};
+  std::shared_ptr<std::ofstream> file;
+  if (!a.slurm_script.empty()) {
+    file = std::make_shared<std::ofstream>(a.slurm_script, std::ios::binary);
+    if (!*file) throw core::InputError("--slurm-script: cannot write '" + a.slurm_script + "'");
+    *file << "#!/bin/sh\n# strata schedule --backend slurm" << (a.slurm_dry_run ? " --slurm-dry-run" : "")
+          << ": one block per round (docs/scheduler.md)\n";
+  }
+  if (a.slurm_dry_run) {
+    auto state = std::make_shared<SlurmState>();
+    auto emit = [file](const std::string& text) {
+      if (file) *file << text << std::flush;
+      else fmt::print("{}", text);
+    };
+    o.on_round = [state, so, emit](double now, const std::vector<RoundPlacement>& placed) {
+      std::string text;
+      for (const auto& act : slurm_round_actions(*state, placed, so)) text += dry_run_line(act, *state) + "\n";
+      for (const auto& p : placed)
+        if (p.end_s >= 0)
+          for (const auto& act : slurm_cancel(*state, p.job))
+            text += fmt::format("{}  # done at +{:.0f} s\n", dry_run_line(act, *state), p.end_s);
+      std::string head = fmt::format("# round at {:.0f} s, placed:", now);
+      for (const auto& p : placed) head += fmt::format(" {}={}:{}", p.job, p.type, p.gpus);
+      emit(head + "\n" + text);
+    };
+    return [state, emit](bool) {
+      std::string text;
+      for (const auto& act : slurm_cancel(*state)) text += dry_run_line(act, *state) + "\n";
+      if (!text.empty()) emit("# end\n" + text);
+    };
+  }
+  auto live = std::make_shared<SlurmLive>();
+  live->options = so;
+  live->round_s = o.round_s;
+  live->command_timeout_s = a.slurm_timeout_s;
+  live->log = file.get();
+  o.on_round = [live, file](double now, const std::vector<RoundPlacement>& placed) {
+    slurm_live_round(*live, now, placed);
+  };
+  return [live, file](bool failed) {
+    if (!failed) return slurm_live_finish(*live);
+    try {
+      for (const auto& act : slurm_cancel(live->state))
+        if (!live->state.jobs[act.job].id.empty())
+          run_command({"scancel", live->state.jobs[act.job].id}, live->command_timeout_s);
+    } catch (...) {
+    }
+  };
+}
+
+// The simulation, stopped after `rounds` rounds of simulated (and, live, wall-clock) time when > 0; the back-end's
+// `finish` runs either way (on an error: cancel what was submitted, leave no Slurm job behind).
+SimResult simulate_with_backend(const Problem& trace, SimOptions& o, int rounds, const std::function<void(bool)>& finish) {
+  if (rounds > 0) {
+    double first = trace.jobs.empty() ? 0.0 : trace.jobs[0].arrival_s;
+    for (const auto& j : trace.jobs) first = std::min(first, j.arrival_s);
+    o.max_sim_s = first + (rounds - 0.5) * o.round_s;
+  }
+  SimResult r;
+  try {
+    r = simulate(trace, o);
+  } catch (...) {
+    finish(true);
+    throw;
+  }
+  finish(false);
+  return r;
+}
+
 std::string hours(double s) { return fmt::format("{:.2f} h", s / 3600.0); }
 
 void run_schedule(const ScheduleArgs& a) {
@@ -176,26 +264,7 @@ void run_schedule(const ScheduleArgs& a) {
   if (!a.measure.empty()) std::tie(o.measure_from, o.measure_to) = parse_measure(a.measure);
   if (!a.price_trace.empty()) o.price_trace = load_price_trace(a.price_trace);
   o.switch_on_price_change = !a.no_price_switching;
-  if (a.backend == "slurm") {
-    // Each round's placements as Slurm commands on stdout (a shell script; the metrics follow on stderr's side).
-    auto last = std::make_shared<std::vector<RoundPlacement>>();
-    std::shared_ptr<std::ofstream> file;
-    if (!a.slurm_script.empty()) {
-      file = std::make_shared<std::ofstream>(a.slurm_script, std::ios::binary);
-      if (!*file) throw core::InputError("--slurm-script: cannot write '" + a.slurm_script + "'");
-      *file << "#!/bin/sh\n# strata schedule --backend slurm: one block per round (docs/scheduler.md)\n";
-    }
-    o.on_round = [last, file, cmd = a.slurm_command](double now, const std::vector<RoundPlacement>& placed) {
-      std::string text;
-      for (const auto& argv : slurm_round_commands(*last, placed, cmd)) text += shell_line(argv) + "\n";
-      if (!text.empty()) text = fmt::format("# round at {:.0f} s\n", now) + text;
-      if (file) *file << text;
-      else fmt::print("{}", text);
-      *last = placed;
-    };
-  } else if (a.backend != "simulate") {
-    throw core::InputError("--backend: '" + a.backend + "' (valid: simulate, slurm)");
-  }
+  const auto slurm_finish = slurm_backend(a, o);
   Problem trace;
   if (!a.trace.empty()) {
     trace = load_problem(a.trace, /*require_workers=*/false);
@@ -230,7 +299,7 @@ void run_schedule(const ScheduleArgs& a) {
     *last = wall;
     fmt::print(stderr, "\rsimulated {:.1f} h, {}/{} jobs done ({:.0f} s)", now / 3600.0, done, total, wall);
   };
-  const SimResult r = simulate(trace, o);
+  const SimResult r = simulate_with_backend(trace, o, a.slurm_rounds, slurm_finish);
   if (*last > 0) fmt::print(stderr, "\n");
   const bool over_budget = warn_if_over_budget(o, r);
   if (!a.csv.empty()) write_output(a.csv, jobs_csv(r), "schedule: --csv");
@@ -320,12 +389,25 @@ void register_sched_commands(CLI::App& app) {
                     "Time-varying on-demand/spot prices per GPU type and spot preemptions (JSON, docs/scheduler.md; "
                     "example: examples/sched_price_trace.json); the policy is re-solved when prices change");
   sched->add_option("--backend", sa->backend,
-                    "simulate (default) or slurm: also print each round's placements as Slurm commands (sbatch with "
-                    "typed gres gpu:TYPE:N, scancel) on stdout, a script for slurmctld (docs/scheduler.md)");
+                    "simulate (default) or slurm: drive a live Slurm cluster with wall-clock rounds — sbatch with the "
+                    "GPU type as typed gres gpu:TYPE:N, scontrol requeuehold/update/release, scancel (Slurm's commands "
+                    "on PATH, SLURM_CONF as usual; docs/scheduler.md)");
+  sched->add_flag("--slurm-dry-run", sa->slurm_dry_run,
+                  "With --backend slurm: print the Slurm commands as a shell script instead of running them");
   sched->add_option("--slurm-command", sa->slurm_command,
-                    "With --backend slurm: the command each Slurm job runs (default 'sleep 3600')");
+                    "With --backend slurm: the command each Slurm job runs, resuming from its checkpoint "
+                    "(default 'sleep 3600')");
+  sched->add_option("--slurm-sbatch-arg", sa->slurm_sbatch_args,
+                    "With --backend slurm: an extra sbatch argument, e.g. --slurm-sbatch-arg=--partition=gpu "
+                    "(repeatable)");
   sched->add_option("--slurm-script", sa->slurm_script,
-                    "With --backend slurm: write the commands to this file instead of stdout");
+                    "With --backend slurm: write the commands to this file (dry run: instead of stdout; live: a log "
+                    "of every command run)");
+  sched->add_option("--slurm-rounds", sa->slurm_rounds,
+                    "With --backend slurm: stop after this many rounds and cancel what is left (default: run until "
+                    "every job is done)");
+  sched->add_option("--slurm-timeout", sa->slurm_timeout_s,
+                    "With --backend slurm: seconds each Slurm command may take (default 30)");
   sched->add_flag("--no-price-switching", sa->no_price_switching,
                   "With --price-trace: keep each decision's prices until the job set changes (bill at the trace's)");
   add_common(sched, *sa);

@@ -124,16 +124,20 @@ LpSolution secondary_max_normalized(const Problem& p, AllocLp& a, int primary_va
 }  // namespace detail
 
 double combo_throughput(const Problem& p, const Combo& k, const Column& c, int job) {
-  if (k.pair >= 0) {
-    if (!c.consolidated) return 0.0;  // pairs are only modelled on consolidated placements
-    const PairSpec& ps = p.pairs[k.pair];
-    return ps.throughputs[c.type][job == ps.a ? 0 : 1];
-  }
   const JobSpec& j = p.jobs[job];
   const double cons = j.throughputs[c.type];
   const double uncons = j.unconsolidated.empty() ? cons : j.unconsolidated[c.type];
-  if (!c.consolidated) return uncons;
-  return k.scale_factor <= p.types[c.type].per_server ? cons : uncons;
+  const bool spread = !c.consolidated || k.scale_factor > p.types[c.type].per_server;
+  if (k.pair >= 0) {
+    // "pairs" gives consolidated throughputs; a pair spread over servers slows down as each job does alone
+    // (its unconsolidated / consolidated ratio). Before, spread pairs ran at 0 in the simulator while the LP
+    // (one column per type) counted them at full speed: k-GPU pairs larger than a server never progressed.
+    const PairSpec& ps = p.pairs[k.pair];
+    const double together = ps.throughputs[c.type][job == ps.a ? 0 : 1];
+    if (!spread) return together;
+    return cons > 0 ? together * uncons / cons : 0.0;
+  }
+  return spread ? uncons : cons;
 }
 
 std::vector<std::vector<double>> job_type_fractions(const Problem& p, const Allocation& a) {

@@ -74,7 +74,8 @@ struct SimOptions {
   bool switch_on_price_change = true;      // re-solve the policy when prices change (false: keep the decision)
   // Called after each re-allocation with (simulated time s, finished jobs, total jobs); e.g. a progress line.
   std::function<void(double, int, int)> progress;
-  // Called after each round's placement with (round start s, placements): a back-end (e.g. Slurm) acts on it.
+  // Called after each round with (round start s, its placements, each with the moment the model finished the job
+  // inside the round): a back-end (e.g. Slurm) acts on it.
   std::function<void(double, const std::vector<RoundPlacement>&)> on_round;
 };
 
