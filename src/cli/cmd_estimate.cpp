@@ -160,6 +160,13 @@ void run_validate(bool json, bool fit) {
              core::render_table({"source", "metric", "rows", "skipped", "mean abs", "max abs", "not fit", "target",
                                  ""},
                                 sources));
+  std::vector<std::vector<std::string>> async_rows;
+  for (const auto& a : r.async_tp_speedup)
+    async_rows.push_back({a.name, fmt::format("{:.3f}x", a.predicted), fmt::format("{:.3f}x", a.measured),
+                          fmt::format("{:+.1f}%", a.error_pct)});
+  if (!async_rows.empty())
+    fmt::print("\nAsync (overlapped) TP rows vs their vanilla-TP twins (overlap=on, docs/cost-model.md §Overlapped TP):\n{}",
+               core::render_table({"rows", "predicted speedup", "measured speedup", "error"}, async_rows));
   fmt::print("Constants: data/cost_constants.json ({})\n", k.provenance);
 }
 

@@ -235,7 +235,7 @@ ValidationReport validate_calibration(const CostConstants& k) {
   summarise(r.rows, "korthikanti_table5", r.time_mean_abs_pct, r.time_max_abs_pct);
   summarise(r.rows, "korthikanti_fig1", r.memory_mean_abs_pct, r.memory_max_abs_pct);
   summarise(r.rows, "mosaicml", r.mosaicml_mean_abs_pct, r.mosaicml_max_abs_pct);
-  detail::public_rows(k, catalog, r.rows, r.skipped);
+  detail::public_rows(k, catalog, r.rows, r.skipped, {}, {}, &r.async_tp_speedup);
   r.sources = source_summaries(r.rows, r.skipped);
   return r;
 }
@@ -266,6 +266,10 @@ nlohmann::ordered_json to_json(const ValidationReport& r) {
                             {"not_fit", s.not_fit}, {"mean_abs_pct", s.mean_abs_pct}, {"max_abs_pct", s.max_abs_pct},
                             {"target_mean_pct", s.target_mean_pct}, {"target_max_pct", s.target_max_pct},
                             {"met", s.met()}});
+  j["async_tp_speedup"] = nlohmann::ordered_json::array();
+  for (const auto& a : r.async_tp_speedup)
+    j["async_tp_speedup"].push_back({{"name", a.name}, {"predicted", a.predicted}, {"measured", a.measured},
+                                     {"error_pct", a.error_pct}});
   j["skipped"] = nlohmann::ordered_json::array();
   for (const auto& s : r.skipped)
     j["skipped"].push_back({{"dataset", s.dataset}, {"name", s.name}, {"reason", s.reason}});

@@ -32,7 +32,7 @@ struct LayerStageCost {
   double fwd_compute_s = 0;          // compute part of fwd_s
   double bwd_compute_s = 0;          // compute part of bwd_s (recompute included)
   double recompute_s = 0;            // recompute part of bwd_compute_s
-  double tp_comm_fwd_s = 0;          // TP collectives in forward (not overlapped: Megatron)
+  double tp_comm_fwd_s = 0;          // TP collectives in forward (Megatron: blocking; overlap=on: exposed part)
   double tp_comm_bwd_s = 0;          // TP collectives in backward (+ those re-run by recompute)
   double zero3_comm_s = 0;           // exposed ZeRO-3 parameter gather / gradient reduce-scatter per micro-batch
   double zero3_busy_s = 0;           // ZeRO-3 collectives' whole duration per micro-batch (cost/zero.hpp)

@@ -46,6 +46,8 @@ struct ValidationReport {
   double mosaicml_mean_abs_pct = 0, mosaicml_max_abs_pct = 0;  // MosaicML tokens/s per GPU
   std::vector<SkippedRow> skipped;
   std::vector<SourceSummary> sources;  // one per dataset, then "overall" (every throughput row)
+  // Async (overlapped) TP rows against their vanilla-TP twins: predicted vs measured speedup (cost/overlap).
+  std::vector<ValidationRow> async_tp_speedup;
 };
 
 ValidationReport validate_calibration(const CostConstants& constants);
