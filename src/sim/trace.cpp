@@ -22,6 +22,7 @@ const char* thread_name(StreamRole r) {
     case StreamRole::send_fwd: return "send activations";
     case StreamRole::send_bwd: return "send gradients";
     case StreamRole::dp: return "dp communication";
+    case StreamRole::tp: return "tp communication (overlapped)";
   }
   return "?";
 }
@@ -47,7 +48,7 @@ void write_chrome_trace(const PipelineInput& in, const SimResult& r, std::ostrea
       emit(fmt::format(R"J({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":"gpu {} (stage {}, dp {}, tp {})"}}}})J",
                        pid, pid, rank, d, j));
       emit(fmt::format(R"J({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})J", pid, pid));
-      for (auto role : {StreamRole::compute, StreamRole::send_fwd, StreamRole::send_bwd, StreamRole::dp})
+      for (auto role : {StreamRole::compute, StreamRole::send_fwd, StreamRole::send_bwd, StreamRole::dp, StreamRole::tp})
         emit(fmt::format(R"J({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"{}"}}}})J", pid,
                          tid_of(role), thread_name(role)));
     }

@@ -67,7 +67,7 @@ TEST(OverlapStrategy, KeyParsesPrintsAndChecksRules) {
   EXPECT_EQ(strategy_from_json(to_json(s), "t").tp_overlap, true);
   EXPECT_EQ(to_cli_string(parse_strategy("dp=1,tp=4,gbs=8")).find("overlap"), std::string::npos);
   const auto m = model::zoo_model("megatron-1.7b");
-  const auto c = hw::resolve_cluster("dgx-a100");
+  const auto c = hw::resolve_cluster("dgx-a100", hw::builtin_catalog());
   EXPECT_NO_THROW(complete_strategy(parse_strategy("dp=2,tp=4,pp=1,mbs=2,gbs=8,overlap=on"), m, c));
   EXPECT_THROW(complete_strategy(parse_strategy("dp=2,tp=4,pp=1,mbs=1,gbs=8,overlap=on"), m, c), core::InputError);
   EXPECT_THROW(complete_strategy(parse_strategy("dp=8,tp=1,pp=1,mbs=2,gbs=16,overlap=on"), m, c), core::InputError);
@@ -99,7 +99,7 @@ struct Costs {
 };
 Costs block_costs(const std::string& cluster, model::Recompute rc) {
   static const auto m = model::zoo_model("megatron-1.7b");
-  const auto c = hw::resolve_cluster(cluster);
+  const auto c = hw::resolve_cluster(cluster, hw::builtin_catalog());
   const model::LayerSpec& block = m.layers[1];
   Costs out;
   for (bool ov : {false, true}) {

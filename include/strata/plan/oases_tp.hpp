@@ -47,12 +47,13 @@ struct OasesTpPlan {
 OasesTpPlan oases_block_tp(const model::Model& m, const hw::Cluster& c, const OasesTpOptions& opt);
 // Oases' Table 3 ablation under the cost model, all with the same objective (Σ layers + resharding, one
 // iteration; DP gradient sync and the optimizer step left out as in Oases' planner, notes_002 §6):
-//   megatron: the best uniform tp with blocking TP and recompute none or full (whichever is faster and fits);
+//   megatron: the best uniform tp with blocking TP and layer recompute (full) — Oases' baseline, whose
+//             schedule (Fig. 3a) recomputes every layer, as foundation-model training needs;
+//   megatron_no_recompute: the same without recompute where it fits (not in the paper; for reference);
 //   uniform:  the best uniform tp with overlap=on, recompute=oases ("w/o planner");
 //   planned:  oases_block_tp ("w/ planner").
 struct OasesAblation {
-  OasesTpPlan::Uniform megatron, uniform;
-  model::Recompute megatron_recompute = model::Recompute::full;
+  OasesTpPlan::Uniform megatron, megatron_no_recompute, uniform;
   OasesTpPlan planned;
 };
 OasesAblation oases_ablation(const model::Model& m, const hw::Cluster& c, OasesTpOptions opt);
