@@ -61,6 +61,10 @@ void apply_tp_overlap(const model::Model& m, const model::LayerSpec& layer, cons
   out.recompute_s = 2.0 * h.recompute_s;
   out.tp_comm_fwd_s = std::max(0.0, fwd - out.fwd_compute_s);
   out.tp_comm_bwd_s = std::max(0.0, bwd - out.bwd_compute_s);
+  out.tp_blocks_fwd = lc.tp_allreduces_fwd;
+  out.tp_blocks_bwd = static_cast<int>(nb);
+  out.tp_sub_comm_fwd_s = h.tp_comm_fwd_s;
+  out.tp_sub_comm_bwd_s = h.tp_comm_bwd_s;
 }
 
 }  // namespace strata::cost

@@ -178,18 +178,20 @@ class Builder {
     info_.push_back(TaskInfo{TaskTag::tp_comm, w, -1, micro, gchunk});
     return t;
   }
-  // Oases' two-sub-batch chain of one pass (docs/simulator.md): for each block v and sub-batch a, b in turn,
+  // Oases' two-sub-batch chain of one pass (docs/simulator.md): for each block v and sub-batch a, b in turn
+  // (the first ones after `after`),
   // [recompute share] compute share on the compute stream, after that sub-batch's previous block collective;
   // then its block collective on the TP stream (in the stage's overlap group). Returns the compute tasks in
   // order; `last` = the final collective.
-  std::vector<int> overlapped_pass(int w, bool fwd, const ChunkWork& cw, std::int64_t micro, int g, int& last) {
+  std::vector<int> overlapped_pass(int w, bool fwd, const ChunkWork& cw, std::int64_t micro, int g, int& last,
+                                   int after = -1) {
     const int r = w / in_.dp;
     const int blocks = fwd ? cw.tp_blocks_fwd : cw.tp_blocks_bwd;
     const double n = 2.0 * blocks;
     const double comp = (fwd ? cw.fwd_s : cw.bwd_s) / n, rec = fwd ? 0.0 : cw.recompute_s / n;
     const double comm = (fwd ? cw.tp_sub_fwd_s : cw.tp_sub_bwd_s) / blocks;
     std::vector<int> out;
-    int prev[2] = {-1, -1};
+    int prev[2] = {after, after};  // the backward waits for its forward's last collective (on the TP stream)
     for (int v = 0; v < blocks; ++v)
       for (int sb = 0; sb < 2; ++sb) {
         int first = -1;
@@ -221,7 +223,7 @@ class Builder {
     WorkerTasks& wt = tasks_[w];
     const std::int64_t key = op.micro * in_.v + op.chunk;
     int last = -1;
-    const std::vector<int> comp = overlapped_pass(w, false, cw, op.micro, g, last);
+    const std::vector<int> comp = overlapped_pass(w, false, cw, op.micro, g, last, wt.fwd_out[key]);
     if (cw.tp_bwd_s > 0) {  // the chunk's layers that do not overlap (blocking)
       const int t = tp_task(w, cw.tp_bwd_s, op.micro, g);
       b_.add_edge(last, t);

@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
+#include "strata/cost/constants.hpp"
 #include "strata/cost/overlap.hpp"
 #include "strata/hw/cluster.hpp"
 #include "strata/model/model.hpp"
@@ -16,8 +18,6 @@
 using namespace strata;
 
 namespace {
-
-double rel(double a, double b) { return std::abs(a - b) / std::max(std::abs(b), 1e-300); }
 
 sim::PipelineInput one_worker(int blocks, double c, double d, double cb, double db, double rec) {
   sim::PipelineInput in = sim::uniform_pipeline(cost::Schedule::one_f_one_b, 1, 1, 1, 0, 0);
@@ -51,14 +51,26 @@ TEST(SimOverlap, NoCommunicationIsTheComputeAlone) {
   EXPECT_NEAR(res.iteration_time_s, 2 * 3 * (2 + 4), 1e-9);
 }
 
-TEST(SimOverlap, OverlapPlanAgreesWithTheCostModel) {
+TEST(SimOverlap, OverlapPlanAgreesWithTheCostModelAsWellAsBlockingTp) {
+  // The simulator and the estimate differ for reasons the overlap does not change (DP bucket timing, ...): with
+  // overlap=on they must agree within 8 % and within 2 points of the same plan's blocking-TP agreement. The
+  // contention slowdown is set to 1: the simulator slows only compute while a collective runs (docs/simulator.md),
+  // the cost model both sides, which differs when the chain is communication-bound.
+  cost::CostConstants k = cost::builtin_constants();
+  k.overlap_slowdown = k.tp_overlap_slowdown = 1.0;
+  sim::CostSimOptions so;
+  so.cost.constants = &k;
   const auto m = model::zoo_model("megatron-1.7b");
   const auto c = hw::resolve_cluster("g4dn.12xlarge:2", hw::builtin_catalog());
-  for (const char* text : {"dp=1,tp=4,pp=2,mbs=4,gbs=32,overlap=on,recompute=oases,dtype=fp16",
-                           "dp=2,tp=4,pp=1,mbs=2,gbs=16,overlap=on,dtype=fp16"}) {
-    const auto s = cost::complete_strategy(cost::parse_strategy(text), m, c);
-    const auto sim = sim::simulate(m, c, s);
-    EXPECT_LT(rel(sim.result.iteration_time_s, sim.estimate.iteration_time_s), 0.05)
-        << text << ": " << sim.result.iteration_time_s << " vs " << sim.estimate.iteration_time_s;
+  for (const std::string text : {"dp=1,tp=4,pp=2,mbs=4,gbs=32,recompute=oases,dtype=fp16",
+                                 "dp=2,tp=4,pp=1,mbs=2,gbs=16,dtype=fp16", "dp=1,tp=8,pp=1,mbs=2,gbs=8,dtype=fp16"}) {
+    double gap[2] = {0, 0};
+    for (int on = 0; on < 2; ++on) {
+      const auto s = cost::complete_strategy(cost::parse_strategy(text + (on ? ",overlap=on" : "")), m, c);
+      const auto sim = sim::simulate(m, c, s, so);
+      gap[on] = (sim.result.iteration_time_s - sim.estimate.iteration_time_s) / sim.estimate.iteration_time_s;
+      EXPECT_LT(std::abs(gap[on]), 0.08) << text << " overlap " << on;
+    }
+    EXPECT_LT(std::abs(gap[1] - gap[0]), 0.02) << text << ": " << gap[1] << " vs blocking " << gap[0];
   }
 }
