@@ -38,7 +38,7 @@ void run_oases_blocks(const model::Model& m, const hw::Cluster& c, std::int64_t 
       fmt::print(out, "  {}: does not fit\n", what);
       return;
     }
-    fmt::print(out, "  {}: tp={} {} ({:.2f}x slower than the plan)\n", what, u.tp, core::format_seconds(u.time_s),
+    fmt::print(out, "  {}: tp={} {} ({:.2f}x the plan's time)\n", what, u.tp, core::format_seconds(u.time_s),
                u.time_s / a.planned.time_s);
   };
   fmt::print(out, "\nOases Table 3 ablation under the cost model:\n");

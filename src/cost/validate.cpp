@@ -363,4 +363,27 @@ CostConstants fit_fp8_to_public_rows(const CostConstants& start) {
       start, 0.3, [](CostConstants& k, double v) { k.fp8_gemm_relative_efficiency = v; }, "fp8", "");
 }
 
+CostConstants fit_tp_overlap_to_async_rows(const CostConstants& start) {
+  // Rows on the torchtitan GPU ("96GB") hold every async/vanilla pair; the error is on the speedup ratio, so the
+  // compute constants fitted before cancel out.
+  const auto catalog = hw::builtin_catalog();
+  CostConstants best = start;
+  double best_err = -1;
+  for (int i = 100; i <= 300; ++i) {
+    CostConstants cand = start;
+    cand.tp_overlap_slowdown = i / 100.0;
+    std::vector<ValidationRow> rows, speedups;
+    std::vector<SkippedRow> skipped;
+    detail::public_rows(cand, catalog, rows, skipped, "", "96GB", &speedups);
+    double err = 0;
+    for (const auto& r : speedups) err += std::abs(r.error_pct);
+    err = speedups.empty() ? 0 : err / static_cast<double>(speedups.size());
+    if (best_err < 0 || err + 1e-12 < best_err) {
+      best = cand;
+      best_err = err;
+    }
+  }
+  return best;
+}
+
 }  // namespace strata::cost

@@ -149,7 +149,9 @@ class Builder {
       compute_.push_back(new_stream(StreamRole::compute, w, -1));
       sendf_.push_back(new_stream(StreamRole::send_fwd, w, -1));
       sendb_.push_back(new_stream(StreamRole::send_bwd, w, -1));
-      tpstream_.push_back(new_stream(StreamRole::tp, w, -1));
+      bool overlaps = false;  // a TP stream only for workers with overlapped chunks (Oases)
+      for (const auto& ch : in_.workers[w].chunks) overlaps = overlaps || ch.tp_blocks_fwd > 0 || ch.tp_blocks_bwd > 0;
+      tpstream_.push_back(overlaps ? new_stream(StreamRole::tp, w, -1) : -1);
       mem_.push_back(b_.add_memory_account(in_.workers[w].static_bytes));
     }
   }
@@ -236,7 +238,9 @@ class Builder {
       parts = std::max<std::size_t>(1, ss->grad_buckets[op.chunk].size());
     for (std::size_t k = 0; k < parts; ++k)
       wt.b_parts[i].push_back(comp[std::min(comp.size() - 1, ((k + 1) * comp.size() + parts - 1) / parts - 1)]);
-    b_.set_memory(last, mem_[w], 0,
+    // The activations are freed when the last compute that reads them ends (the tail collective moves the input
+    // gradient only), as the cost model counts micro-batches in flight.
+    b_.set_memory(comp.back(), mem_[w], 0,
                   -(cw.act_bytes + (rec ? cw.recompute_bytes : 0.0)) + o.wver_end_delta[i] * in_.workers[w].weight_bytes);
     wt.op_first[i] = comp.front();
     wt.op_last[i] = wt.bwd_out[key] = last;
