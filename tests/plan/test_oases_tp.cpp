@@ -10,6 +10,7 @@
 #include "strata/hw/hardware.hpp"
 #include "strata/model/model.hpp"
 #include "strata/plan/oases_tp.hpp"
+#include "strata/plan/search.hpp"
 
 namespace strata::plan {
 namespace {
@@ -95,6 +96,26 @@ TEST(OasesTp, Table3DirectionOverlapAwarePlanBeatsMegatron) {
       EXPECT_LE(a.planned.time_s, a.uniform.time_s * (1 + 1e-12)) << file << " h=" << r.h;
     }
   }
+}
+
+// `strata plan --space all` searches overlap=on: on the Oases 3090 cluster without pipelining (Oases' setting)
+// the best plan overlaps and beats the best blocking-TP plan of the default space.
+TEST(OasesTp, PlannerSearchesOverlapInTheAllSpace) {
+  const auto m = oases_gpt(4096, 16);
+  const auto c = oases_cluster("cluster_oases_3090.json");
+  PlanOptions opt;
+  opt.global_batch = 32;
+  opt.dtype = hw::Dtype::fp16;
+  opt.max_pp = 1;
+  opt.top_k = 1;
+  opt.baselines = false;
+  opt.space = Space::all;
+  const auto with = plan(m, c, opt).top.front();
+  opt.space = Space::full;
+  const auto without = plan(m, c, opt).top.front();
+  EXPECT_TRUE(with.strategy.tp_overlap) << cost::to_cli_string(with.strategy);
+  EXPECT_FALSE(without.strategy.tp_overlap);
+  EXPECT_LT(with.estimate.iteration_time_s, without.estimate.iteration_time_s);
 }
 
 }  // namespace
