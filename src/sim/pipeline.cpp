@@ -211,6 +211,14 @@ class Builder {
     last = prev[1];
     return out;
   }
+  // A blocking TP task of `dur` after `after` (Megatron; or an overlapped chunk's layers that do not overlap);
+  // `after` itself when there is none.
+  int then_tp(int w, int after, double dur, std::int64_t micro, int g) {
+    if (!(dur > 0)) return after;
+    const int t = tp_task(w, dur, micro, g);
+    b_.add_edge(after, t);
+    return t;
+  }
   int flow_task(int stream, const Flow& f, TaskTag tag, int w, int tp, std::int64_t micro, int gchunk, int grp) {
     const int t = b_.add_comm(stream, f.time_s, f.latency_s, f.resources, grp);
     info_.push_back(TaskInfo{tag, w, tp, micro, gchunk});
@@ -226,11 +234,7 @@ class Builder {
     const std::int64_t key = op.micro * in_.v + op.chunk;
     int last = -1;
     const std::vector<int> comp = overlapped_pass(w, false, cw, op.micro, g, last, wt.fwd_out[key]);
-    if (cw.tp_bwd_s > 0) {  // the chunk's layers that do not overlap (blocking)
-      const int t = tp_task(w, cw.tp_bwd_s, op.micro, g);
-      b_.add_edge(last, t);
-      last = t;
-    }
+    last = then_tp(w, last, cw.tp_bwd_s, op.micro, g);
     if (rec) b_.set_memory(comp.front(), mem_[w], cw.recompute_bytes, 0);
     std::size_t parts = 1;
     const StageSync* ss = sync_of(r);
@@ -283,11 +287,7 @@ class Builder {
         const int f = overlap_f ? overlapped_pass(w, true, cw, op.micro, g, last).front()
                                 : compute_task(w, cw.fwd_s, TaskTag::forward, op.micro, g);
         if (!overlap_f) last = f;
-        if (cw.tp_fwd_s > 0) {  // blocking TP (Megatron), or the layers of an overlapped chunk that do not overlap
-          const int t = tp_task(w, cw.tp_fwd_s, op.micro, g);
-          b_.add_edge(last, t);
-          last = t;
-        }
+        last = then_tp(w, last, cw.tp_fwd_s, op.micro, g);
         b_.set_memory(f, mem_[w], cw.act_bytes, 0);  // forwards never change weight versions
         wt.op_first[i] = f;
         wt.op_last[i] = wt.fwd_out[key] = last;
