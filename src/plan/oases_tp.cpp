@@ -108,57 +108,6 @@ double reshard_time(const hw::Cluster& c, const Degree& a, const Degree& b, int 
 
 double layer_memory(const cost::LayerStageCost& l) { return l.static_bytes + l.activation_bytes; }
 
-// The DP over (layer, degree, memory bin): best[(i·K + j)·(B+1) + b] = least time of layers 0..i with layer i
-// at degree j using b bins. Returns (last degree or −1, the time, the degree index of every layer).
-struct ChainSolution {
-  int last = -1;
-  double time_s = 0;
-  std::vector<int> choice;
-};
-ChainSolution solve_chain(const hw::Cluster& c, const std::vector<Degree>& deg,
-                          const std::vector<std::vector<double>>& node, const std::vector<std::vector<int>>& mem,
-                          int B, std::span<const int> devices, const OasesTpOptions& opt) {
-  const int L = static_cast<int>(node.size()), K = static_cast<int>(deg.size());
-  const auto idx = [&](int i, int j, int b) { return (static_cast<std::size_t>(i) * K + j) * (B + 1) + b; };
-  std::vector<double> best(static_cast<std::size_t>(L) * K * (B + 1), kInf);
-  std::vector<signed char> from(best.size(), -1);
-  for (int j = 0; j < K; ++j)
-    if (mem[0][j] <= B) best[idx(0, j, mem[0][j])] = node[0][j];
-  for (int i = 1; i < L; ++i)
-    for (int a = 0; a < K; ++a)
-      for (int j = 0; j < K; ++j) {
-        const double edge = reshard_time(c, deg[a], deg[j], i, devices, opt) + node[i][j];
-        for (int b = 0; b + mem[i][j] <= B; ++b) {
-          const double prev = best[idx(i - 1, a, b)];
-          if (prev == kInf) continue;
-          double& cell = best[idx(i, j, b + mem[i][j])];
-          if (prev + edge < cell) {
-            cell = prev + edge;
-            from[idx(i, j, b + mem[i][j])] = static_cast<signed char>(a);
-          }
-        }
-      }
-  ChainSolution out;
-  int bb = -1;
-  for (int j = 0; j < K; ++j)
-    for (int b = 0; b <= B; ++b)
-      if (best[idx(L - 1, j, b)] < (out.last < 0 ? kInf : out.time_s)) {
-        out.last = j;
-        bb = b;
-        out.time_s = best[idx(L - 1, j, b)];
-      }
-  if (out.last < 0) return out;
-  out.choice.assign(L, 0);
-  for (int i = L - 1, j = out.last, b = bb; i >= 0; --i) {
-    out.choice[i] = j;
-    const int a = from[idx(i, j, b)];
-    b -= mem[i][j];
-    j = a;
-  }
-  return out;
-}
-
-
 }  // namespace
 
 std::string tp_runs(const std::vector<int>& tp) {
@@ -169,6 +118,48 @@ std::string tp_runs(const std::vector<int>& tp) {
     if (!out.empty()) out += " + ";
     out += fmt::format("[{}]*{}", tp[i], j - i);
     i = j;
+  }
+  return out;
+}
+
+ChainResult solve_tp_chain(const std::vector<std::vector<double>>& node, const std::vector<std::vector<int>>& mem,
+                           const std::vector<std::vector<std::vector<double>>>& edge, int bins) {
+  // best[(i·K + j)·(B+1) + b]: least time of layers 0..i with layer i at degree j using b memory bins.
+  const int L = static_cast<int>(node.size()), K = L ? static_cast<int>(node[0].size()) : 0, B = bins;
+  ChainResult out;
+  if (L == 0 || K == 0 || B < 0) return out;
+  const auto idx = [&](int i, int j, int b) { return (static_cast<std::size_t>(i) * K + j) * (B + 1) + b; };
+  std::vector<double> best(static_cast<std::size_t>(L) * K * (B + 1), kInf);
+  std::vector<int> from(best.size(), -1);
+  for (int j = 0; j < K; ++j)
+    if (mem[0][j] <= B) best[idx(0, j, mem[0][j])] = node[0][j];
+  for (int i = 1; i < L; ++i)
+    for (int a = 0; a < K; ++a)
+      for (int j = 0; j < K; ++j)
+        for (int b = 0; b + mem[i][j] <= B; ++b) {
+          const double prev = best[idx(i - 1, a, b)];
+          if (prev == kInf) continue;
+          const double t = prev + edge[i][a][j] + node[i][j];
+          if (t < best[idx(i, j, b + mem[i][j])]) {
+            best[idx(i, j, b + mem[i][j])] = t;
+            from[idx(i, j, b + mem[i][j])] = a;
+          }
+        }
+  int last = -1, bb = -1;
+  for (int j = 0; j < K; ++j)
+    for (int b = 0; b <= B; ++b)
+      if (best[idx(L - 1, j, b)] < (last < 0 ? kInf : out.time_s)) {
+        last = j;
+        bb = b;
+        out.time_s = best[idx(L - 1, j, b)];
+      }
+  if (last < 0) return out;
+  out.choice.assign(L, 0);
+  for (int i = L - 1, j = last, b = bb; i >= 0; --i) {
+    out.choice[i] = j;
+    const int a = from[idx(i, j, b)];
+    b -= mem[i][j];
+    j = a;
   }
   return out;
 }
@@ -217,9 +208,13 @@ OasesTpPlan oases_block_tp(const model::Model& m, const hw::Cluster& c, const Oa
     u.fits = budget > 0 && used <= B;
     plan.uniform.push_back(u);
   }
-  const ChainSolution sol = solve_chain(c, deg, node, mem, B, devices, opt);
+  std::vector<std::vector<std::vector<double>>> edge(L, std::vector<std::vector<double>>(K, std::vector<double>(K, 0)));
+  for (int i = 1; i < L; ++i)
+    for (int a = 0; a < K; ++a)
+      for (int j = 0; j < K; ++j) edge[i][a][j] = reshard_time(c, deg[a], deg[j], i, devices, opt);
+  const ChainResult sol = solve_tp_chain(node, mem, edge, B);
   const std::vector<int>& choice = sol.choice;
-  if (sol.last < 0) {
+  if (choice.empty()) {
     plan.note += "no degree assignment fits the memory";
     return plan;
   }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <random>
 #include <string>
 
 #include "strata/hw/cluster.hpp"
@@ -39,6 +40,49 @@ hw::Cluster oases_cluster(const std::string& file) {
 TEST(OasesTp, RunsNotation) {
   EXPECT_EQ(tp_runs({2, 2, 4, 4, 4}), "[2]*2 + [4]*3");
   EXPECT_EQ(tp_runs({}), "");
+}
+
+TEST(OasesTp, ChainDpEqualsBruteForceOnRandomSmallChains) {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<double> t(0.1, 2.0);
+  std::uniform_int_distribution<int> mb(0, 5);
+  for (int trial = 0; trial < 50; ++trial) {
+    const int L = 4, K = 3, bins = 10;
+    std::vector<std::vector<double>> node(L, std::vector<double>(K));
+    std::vector<std::vector<int>> mem(L, std::vector<int>(K));
+    std::vector<std::vector<std::vector<double>>> edge(L, std::vector<std::vector<double>>(K, std::vector<double>(K)));
+    for (int i = 0; i < L; ++i)
+      for (int j = 0; j < K; ++j) {
+        node[i][j] = t(rng);
+        mem[i][j] = mb(rng);
+        for (int a = 0; a < K; ++a) edge[i][a][j] = a == j ? 0 : t(rng) / 2;
+      }
+    double brute = 1e300;
+    for (int code = 0; code < 81; ++code) {
+      int x[4] = {code % 3, code / 3 % 3, code / 9 % 3, code / 27 % 3}, used = 0;
+      double time = 0;
+      for (int i = 0; i < L; ++i) {
+        used += mem[i][x[i]];
+        time += node[i][x[i]] + (i ? edge[i][x[i - 1]][x[i]] : 0);
+      }
+      if (used <= bins) brute = std::min(brute, time);
+    }
+    const auto r = solve_tp_chain(node, mem, edge, bins);
+    if (brute == 1e300) {
+      EXPECT_TRUE(r.choice.empty());
+      continue;
+    }
+    ASSERT_EQ(r.choice.size(), 4u);
+    EXPECT_NEAR(r.time_s, brute, 1e-12) << trial;
+    double again = 0;
+    int used = 0;
+    for (int i = 0; i < L; ++i) {
+      again += node[i][r.choice[i]] + (i ? edge[i][r.choice[i - 1]][r.choice[i]] : 0);
+      used += mem[i][r.choice[i]];
+    }
+    EXPECT_NEAR(again, r.time_s, 1e-12);
+    EXPECT_LE(used, bins);
+  }
 }
 
 TEST(OasesTp, NeverWorseThanUniformAndFits) {

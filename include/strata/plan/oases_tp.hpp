@@ -58,6 +58,17 @@ struct OasesAblation {
 };
 OasesAblation oases_ablation(const model::Model& m, const hw::Cluster& c, OasesTpOptions opt);
 
+// The chain DP itself (oases_block_tp's solver, exposed for tests): node[i][j] = time of layer i at degree j,
+// mem[i][j] its memory in bins, edge[i][a][j] = resharding into layer i (i ≥ 1) from degree a to degree j; the
+// least Σ node + Σ edge with Σ mem ≤ bins, O(L·K²·bins). `choice` (degree index per layer) is empty when
+// nothing fits.
+struct ChainResult {
+  std::vector<int> choice;
+  double time_s = 0;
+};
+ChainResult solve_tp_chain(const std::vector<std::vector<double>>& node, const std::vector<std::vector<int>>& mem,
+                           const std::vector<std::vector<std::vector<double>>>& edge, int bins);
+
 // "[2]*8 + [4]*16" (runs of equal degrees, Oases' Table 6 notation).
 std::string tp_runs(const std::vector<int>& tp);
 
