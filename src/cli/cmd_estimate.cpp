@@ -115,10 +115,11 @@ void run_validate(bool json, bool fit) {
   const auto& k = cost::builtin_constants();
   if (fit) {
     std::fprintf(stderr, "validate: fitting gemm efficiency and NVLink efficiency to Table 5, the H100 factor to the bf16 H100 "
-                         "rows, fp8 GEMM efficiency to the fp8 rows...\n");
+                         "rows, fp8 GEMM efficiency to the fp8 rows, the TP overlap slowdown to the async-TP speedups...\n");
     // Table 5 first (A100), then the H100 factor on bf16 H100 rows, then fp8 on the fp8 rows (all H100).
     const auto fitted =
-        cost::fit_fp8_to_public_rows(cost::fit_h100_to_public_rows(cost::fit_constants_to_table5(k)));
+        cost::fit_tp_overlap_to_async_rows(
+            cost::fit_fp8_to_public_rows(cost::fit_h100_to_public_rows(cost::fit_constants_to_table5(k))));
     fmt::print("{}\n", cost::to_json(fitted).dump(2));
     return;
   }
@@ -153,6 +154,13 @@ void run_validate(bool json, bool fit) {
              core::render_table({"source", "metric", "rows", "skipped", "mean abs", "max abs", "not fit", "target",
                                  ""},
                                 sources));
+  std::vector<std::vector<std::string>> async_rows;
+  for (const auto& a : r.async_tp_speedup)
+    async_rows.push_back({a.name, fmt::format("{:.3f}x", a.predicted), fmt::format("{:.3f}x", a.measured),
+                          fmt::format("{:+.1f}%", a.error_pct)});
+  if (!async_rows.empty())
+    fmt::print("\nAsync (overlapped) TP rows vs their vanilla-TP twins (overlap=on, docs/cost-model.md §Overlapped TP):\n{}",
+               core::render_table({"rows", "predicted speedup", "measured speedup", "error"}, async_rows));
   fmt::print("Constants: data/cost_constants.json ({})\n", k.provenance);
 }
 

@@ -21,6 +21,7 @@
 #include "strata/hw/cluster.hpp"
 #include "strata/model/model.hpp"
 #include "strata/plan/search.hpp"
+#include "plan_oases.hpp"
 
 namespace strata::cli {
 namespace {
@@ -35,6 +36,7 @@ struct PlanArgs {
   int trials = 0, trial_steps = 4;
   double trial_timeout_s = 120;
   bool explain = false;
+  bool oases_blocks = false;              // --oases-blocks (plan_oases.cpp)
   std::string export_engine, compare_to;  // --export, --compare-to (cmd_export.cpp)
 };
 
@@ -47,6 +49,7 @@ std::string split_text(const cost::Strategy& s) {
 std::string schedule_text(const cost::Strategy& s) {
   std::string t(cost::to_string(s.schedule));
   if (s.virtual_stages > 1) t += fmt::format(" v={}", s.virtual_stages);
+  if (s.tp_overlap) t += " +tp-overlap";  // Oases (overlap=on)
   return t;
 }
 
@@ -123,6 +126,10 @@ void run_plan(const PlanArgs& a) {
   }
   if (a.memory_headroom_given)
     opt.cost.memory_headroom = cost::parse_memory_headroom(a.memory_headroom, "plan: --memory-headroom");
+  if (a.oases_blocks) {  // Oases' per-block tp chain instead of the strategy search (docs/planner.md)
+    run_oases_blocks(m, c, a.gbs, opt.dtype, opt.cost, stdout);
+    return;
+  }
   // Progress on stderr once the search has run for more than a second.
   const auto start = std::chrono::steady_clock::now();
   bool printed = false;
@@ -257,6 +264,10 @@ void register_plan_command(CLI::App& app) {
   cmd->add_option("--trial-timeout", a->trial_timeout_s, "Seconds before a hung trial is stopped (default 120)");
   cmd->add_option("--report", a->report_file,
                   "Write the HTML report of the plan here (as `strata report --plan`; docs/report.md)");
+  cmd->add_flag("--oases-blocks", a->oases_blocks,
+                "Instead of the search: Oases' per-block tensor-parallel degrees (tp per layer in powers of two, "
+                "dp = N/tp, no pipeline, overlapped TP, memory limit; chain DP) and its ablation against Megatron TP "
+                "(docs/planner.md)");
   cmd->add_flag("--explain", a->explain,
                 "Say why: which stages went to which GPU type and why, the gain over each baseline, what was "
                 "discarded or pruned and why (counts per reason)");

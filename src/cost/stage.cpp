@@ -11,6 +11,7 @@
 
 #include "strata/cost/comm.hpp"
 #include "strata/cost/constants.hpp"
+#include "strata/cost/overlap.hpp"
 #include "strata/cost/precision.hpp"
 #include "strata/cost/profile.hpp"
 #include "strata/cost/zero.hpp"
@@ -242,7 +243,7 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
     }
     out.bwd_compute_s = bwd_ratio * (gemm_s + other_s) + 2.0 * elem_s + 2.0 * k.layer_overhead_s + out.recompute_s;
   }
-  // ---- tensor-parallel collectives (Megatron: not overlapped) --------------------------------------------------
+  // ---- tensor-parallel collectives (Megatron: blocking; overlap=on: Oases) --------------------------------------------------
   if (s.tp > 1 && !(measured && measured->includes_tp_comm)) {
     const double msg = lc.tp_message_bytes;
     // With sequence parallelism each all-reduce becomes a reduce-scatter + all-gather pair (same volume).
@@ -252,6 +253,8 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
     // Full recompute re-runs the forward's collectives inside backward; selective recomputes no comm.
     const int recomputed = mode == model::Recompute::full && lc.recompute_flops > 0 ? lc.tp_allreduces_fwd : 0;
     out.tp_comm_bwd_s = (lc.tp_allreduces_bwd + recomputed) * one;
+    // Oases (overlap=on): two sub-batches, each one's collectives behind the other's compute (cost/overlap).
+    if (s.tp_overlap) apply_tp_overlap(m, layer, ctx, mode, lc, out);
   }
   // ---- memory --------------------------------------------------------------------------------------------------
   const double dp = s.dp;

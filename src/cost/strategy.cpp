@@ -41,7 +41,7 @@ std::optional<model::AttentionKernel> parse_attention_value(std::string_view tex
 const std::vector<std::string>& valid_keys() {
   static const std::vector<std::string> keys = {"dp",   "tp",       "pp",     "mbs", "gbs",  "v",     "schedule",
                                                 "zero", "recompute", "rlayers", "sp", "dtype", "split", "place",
-                                                "attention", "stages", "layers"};
+                                                "attention", "stages", "layers", "overlap"};
   return keys;
 }
 
@@ -121,6 +121,7 @@ Strategy parse_strategy(std::string_view text, const std::string& where) {
     } else if (key == "recompute") s.recompute = model::parse_recompute(value, where + ": recompute");
     else if (key == "rlayers") s.recompute_layers = parse_int_list(value, where, key, 0);
     else if (key == "sp") s.sequence_parallel = parse_on_off(value, where, key);
+    else if (key == "overlap") s.tp_overlap = parse_on_off(value, where, key);
     else if (key == "dtype") s.dtype = hw::parse_dtype(value, where + ": dtype");
     else if (key == "attention") s.attention = parse_attention_value(value, where + ": attention");
     else if (key == "split") s.split = parse_int_list(value, where, key, 1);
@@ -146,6 +147,7 @@ std::string stages_form_to_cli(const Strategy& s) {
                      s.sequence_parallel ? "on" : "off", hw::to_string(s.dtype));
   if (!s.recompute_layers.empty()) out += ",rlayers=" + join_ints(s.recompute_layers, '+');
   if (s.attention) out += fmt::format(",attention={}", model::to_string(*s.attention));
+  if (s.tp_overlap) out += ",overlap=on";
   out += ",stages=" + detail::stages_to_cli(s.stages);
   if (const auto layers = detail::layer_groups_to_cli(s.stages); !layers.empty()) out += ",layers=" + layers;
   return out;
@@ -165,6 +167,7 @@ std::string to_cli_string(const Strategy& s) {
   for (std::size_t i = 0; i < s.placement.size(); ++i) identity = identity && s.placement[i] == static_cast<int>(i);
   if (!identity) out += ",place=" + join_ints(s.placement, '+');
   if (s.attention) out += fmt::format(",attention={}", model::to_string(*s.attention));
+  if (s.tp_overlap) out += ",overlap=on";  // off (Megatron) is the default: left out
   return out;
 }
 
@@ -177,6 +180,7 @@ void shared_keys_to_json(const Strategy& s, nlohmann::ordered_json& j) {
   j["recompute_layers"] = s.recompute_layers;
   j["sp"] = s.sequence_parallel;
   j["dtype"] = std::string(hw::to_string(s.dtype));
+  if (s.tp_overlap) j["overlap"] = true;  // off (Megatron) is the default: left out
 }
 }  // namespace
 
@@ -212,7 +216,7 @@ Strategy strategy_from_json(const nlohmann::json& j, const std::string& origin) 
   core::expect_object(j, where);
   static const std::set<std::string> known = {"dp",  "tp",       "pp",  "mbs",   "gbs",   "v",        "schedule",
                                               "zero", "recompute", "recompute_layers", "sp", "dtype", "split",
-                                              "placement", "attention", "stages"};
+                                              "placement", "attention", "stages", "overlap"};
   for (const auto& [k, _] : j.items())
     if (!known.count(k))
       core::fail(where.field(k), fmt::format("unknown field (valid: {})",
@@ -239,6 +243,7 @@ Strategy strategy_from_json(const nlohmann::json& j, const std::string& origin) 
     s.recompute = model::parse_recompute(*rc, where.field("recompute").str());
   s.recompute_layers = json_int_list(j, "recompute_layers", where, 0);
   if (auto sp = core::opt_bool(j, "sp", where)) s.sequence_parallel = *sp;
+  if (auto ov = core::opt_bool(j, "overlap", where)) s.tp_overlap = *ov;
   if (auto dt = core::opt_string(j, "dtype", where)) s.dtype = hw::parse_dtype(*dt, where.field("dtype").str());
   s.split = json_int_list(j, "split", where, 1);
   s.placement = json_int_list(j, "placement", where, 0);
@@ -409,6 +414,11 @@ Strategy complete_strategy(Strategy s, const model::Model& m, const hw::Cluster&
   }
   complete_placement(s, devices);
   check_recompute_layers(s);
+  // Oases (cost/overlap.hpp): two sub-batches of mbs/2 samples, and a TP collective to hide.
+  if (s.tp_overlap && s.tp < 2) rule_error("overlap=on needs tp >= 2", "no TP collective to overlap at tp = 1");
+  if (s.tp_overlap && s.micro_batch % 2 != 0)
+    rule_error("overlap=on needs an even mbs", fmt::format("mbs = {} cannot be split into two sub-batches",
+                                                           s.micro_batch));
   if (s.zero_stage < 0 || s.zero_stage > 3) rule_error("zero in 0..3", fmt::format("zero = {}", s.zero_stage));
   if (s.attention == model::AttentionKernel::flash)
     for (const auto& g : c.gpu_types)

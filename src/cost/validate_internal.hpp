@@ -14,10 +14,13 @@ namespace strata::cost::detail {
 // context parallelism > 1 go to `skipped` with the reason), dataset = the row's source name ("llm-foundry",
 // "megatron-bridge", "nemo-long-seq", "torchtitan"), metric = the source's published throughput metric.
 // Filters for fitting: `only_dtype` (non-empty) keeps the rows of that precision ("fp8"), `gpu_contains` the rows
-// whose published GPU type contains it ("H100").
+// whose published GPU type contains it ("H100"). Rows measured with asynchronous TP (torchtitan "async TP") are
+// costed with overlap=on under dataset "<source> async-TP"; with `async_tp_speedups`, each one's predicted and
+// measured speedup over the "vanilla TP" row before it is added there.
 void public_rows(const CostConstants& k, const hw::Catalog& catalog, std::vector<ValidationRow>& out,
                  std::vector<SkippedRow>& skipped, const std::string& only_dtype = {},
-                 const std::string& gpu_contains = {});
+                 const std::string& gpu_contains = {},
+                 std::vector<ValidationRow>* async_tp_speedups = nullptr);
 
 double pct_error(double predicted, double measured);
 

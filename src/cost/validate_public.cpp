@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "strata/core/data.hpp"
 #include "strata/core/error.hpp"
@@ -76,6 +77,11 @@ hw::Cluster row_cluster(const std::string& gpu_type, int gpus, const hw::Catalog
   return c;
 }
 
+// A row measured with asynchronous (overlapped) tensor parallelism: torchtitan's "async TP" variant.
+bool is_async_tp(const core::Json& row) {
+  return row.at("source").value("variant", std::string()) == "async TP";
+}
+
 Strategy row_strategy(const core::Json& row, const std::string& source) {
   Strategy s;
   s.tp = row.at("tp").get<int>();
@@ -97,6 +103,8 @@ Strategy row_strategy(const core::Json& row, const std::string& source) {
   s.recompute = ac == "full" ? model::Recompute::full
                 : ac.rfind("selective", 0) == 0 ? model::Recompute::selective : model::Recompute::none;
   s.sequence_parallel = s.tp > 1;
+  // torchtitan's "async TP" rows: TP collectives overlapped with compute (cost/overlap.hpp, overlap=on).
+  s.tp_overlap = is_async_tp(row) && s.tp > 1 && s.micro_batch % 2 == 0;
   s.dtype = hw::parse_dtype(row.at("precision").get<std::string>(), "precision");
   return s;
 }
@@ -106,14 +114,18 @@ Strategy row_strategy(const core::Json& row, const std::string& source) {
 double pct_error(double predicted, double measured) { return 100.0 * (predicted - measured) / measured; }
 
 void public_rows(const CostConstants& k, const hw::Catalog& catalog, std::vector<ValidationRow>& out,
-                 std::vector<SkippedRow>& skipped, const std::string& only_dtype, const std::string& gpu_contains) {
+                 std::vector<SkippedRow>& skipped, const std::string& only_dtype, const std::string& gpu_contains,
+                 std::vector<ValidationRow>* async_tp_speedups) {
+  std::optional<ValidationRow> vanilla;  // the "vanilla TP" row just before an "async TP" row (the file's pairs)
   const auto data = core::embedded_json(kPublic);
   CostOptions opt;
   opt.constants = &k;
   for (const auto& row : data.at("rows")) {
     if (!only_dtype.empty() && row.at("precision").get<std::string>() != only_dtype) continue;
     if (row.at("gpu_type").get<std::string>().find(gpu_contains) == std::string::npos) continue;
-    const std::string source = row.at("source").at("name").get<std::string>();
+    const bool async_tp = is_async_tp(row);
+    // Async-TP rows form a dataset of their own (reported separately, `strata validate`).
+    const std::string source = row.at("source").at("name").get<std::string>() + (async_tp ? " async-TP" : "");
     const std::string key = row.at("model_key").get<std::string>();
     const int gpus = row.at("gpus").get<int>();
     const auto seq = value_or<std::int64_t>(row, "seq_len", value_or<std::int64_t>(row, "seq_len_assumed", 0));
@@ -141,6 +153,12 @@ void public_rows(const CostConstants& k, const hw::Catalog& catalog, std::vector
                                      : row.at("model_tflops_per_gpu").get<double>();
       out.push_back({source, name, tokens ? "tokens_per_s_per_gpu" : "model_tflops_per_gpu", predicted, measured,
                      pct_error(predicted, measured), e.fits});
+      if (row.at("source").value("variant", std::string()) == "vanilla TP") vanilla = out.back();
+      if (async_tp && vanilla && async_tp_speedups) {
+        const double pred = predicted / vanilla->predicted, meas = measured / vanilla->measured;
+        async_tp_speedups->push_back({source, vanilla->name.substr(0, 5) + "/" + name, "speedup async/vanilla",
+                                      pred, meas, pct_error(pred, meas), e.fits});
+      }
     } catch (const core::InputError& err) {
       skipped.push_back({source, name, err.what()});
     }

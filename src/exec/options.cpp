@@ -135,6 +135,8 @@ std::string unsupported_reason(const GptDims& d, const cost::Strategy& s) {
     return fmt::format("2bw needs at least pp = {} micro-batches per step so that two weight versions suffice, "
                        "got m = {}",
                        s.pp, s.num_micro_batches());
+  if (s.tp_overlap) return "overlap=on (Oases' overlapped TP is costed and planned, not run: docs/executor.md)";
+  if (s.recompute == model::Recompute::oases) return "recompute=oases (costed and planned, not run: docs/executor.md)";
   if (static_cast<int>(s.split.size()) != s.pp * s.virtual_stages) return "the strategy is not complete (split)";
   int total = 0;
   for (int x : s.split) total += x;

@@ -29,6 +29,10 @@ Engine parse_engine(std::string_view text, const std::string& where) {
 }
 
 std::string unexpressible_feature(Engine e, const model::Model& m, const hw::Cluster& c, const cost::Strategy& s) {
+  // Oases' schedule (docs/cost-model.md §Communication) has no engine flag: Megatron's --tp-comm-overlap and
+  // torchtitan's async TP overlap differently (not mapped yet).
+  if (s.tp_overlap) return "overlap=on (Oases' two-sub-batch overlapped TP)";
+  if (s.recompute == model::Recompute::oases) return "recompute=oases (Oases' cross-pass recompute)";
   switch (e) {
     case Engine::megatron: return detail::megatron_problem(m, s);
     case Engine::torchtitan: return detail::torchtitan_problem(m, s);
@@ -44,6 +48,8 @@ std::string unexpressible_feature(Engine e, const model::Model& m, const hw::Clu
 
 cost::Strategy closest_expressible(Engine e, const model::Model& m, const hw::Cluster& c, cost::Strategy s) {
   const int v_before = s.virtual_stages;
+  s.tp_overlap = false;                                                          // blocking TP
+  if (s.recompute == model::Recompute::oases) s.recompute = model::Recompute::full;  // the nearest recompute
   switch (e) {
     case Engine::megatron: detail::megatron_closest(m, s); break;
     case Engine::torchtitan: detail::torchtitan_closest(m, s); break;

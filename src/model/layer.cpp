@@ -27,8 +27,10 @@ E parse_enum(std::string_view text, const std::string& where, const char* what,
   throw core::InputError(fmt::format("{}: unknown {} '{}' (valid: {})", where, what, text, core::join(valid)));
 }
 
-constexpr std::array<std::pair<const char*, Recompute>, 3> kRecompute{
-    {{"none", Recompute::none}, {"selective", Recompute::selective}, {"full", Recompute::full}}};
+constexpr std::array<std::pair<const char*, Recompute>, 4> kRecompute{{{"none", Recompute::none},
+                                                                       {"selective", Recompute::selective},
+                                                                       {"full", Recompute::full},
+                                                                       {"oases", Recompute::oases}}};
 constexpr std::array<std::pair<const char*, LayerKind>, 8> kKinds{{{"embedding", LayerKind::embedding},
                                                                    {"transformer", LayerKind::transformer},
                                                                    {"lm_head", LayerKind::lm_head},
@@ -124,6 +126,11 @@ LayerCost layer_cost(const LayerSpec& layer, const LayerQuery& q) {
   c.t = q.tp;
   c.sp = q.sequence_parallel && q.tp > 1;
   c.rc = q.recompute;
+  // Oases' checkpoints sit after TP all-reduces: layers other than transformer-type blocks have none, so their
+  // input is the checkpoint (= full).
+  const bool tp_block = layer.kind == LayerKind::transformer || layer.kind == LayerKind::encoder ||
+                        layer.kind == LayerKind::decoder;
+  if (c.rc == Recompute::oases && !tp_block) c.rc = Recompute::full;
   c.B = q.bytes_per_element;
   c.flash = q.attention == AttentionKernel::flash;
   const bool needs_seq = layer.kind != LayerKind::conv && layer.kind != LayerKind::generic;

@@ -173,6 +173,12 @@ LayerCost transformer_cost(const LayerSpec& l, const Ctx& c) {
       stored = lc.act_boundary_bytes;
       lc.recompute_flops = lc.fwd_flops;
       break;
+    case Recompute::oases:  // Oases §3.4 (notes_002 §3.4, code CommOptimizedOverlapCheckpoint): checkpoints after
+      // each all-reduce — (attention output, block input) and (MLP output, residual): 4 [s, b, h] tensors
+      // (/t under sp); the backward re-runs the whole forward compute but none of its collectives.
+      stored = std::min(stored_all, 4.0 * lc.act_boundary_bytes);
+      lc.recompute_flops = lc.fwd_flops;
+      break;
   }
   lc.act_intermediate_bytes = stored - lc.act_boundary_bytes;
   lc.act_recomputed_bytes = stored_all - stored;

@@ -90,6 +90,7 @@ cost::Strategy make_strategy_light(const DegreeUnit& u, const Variant& var, cons
   s.recompute = var.recompute;
   s.sequence_parallel = var.sp;
   s.zero_stage = var.zero;
+  s.tp_overlap = var.overlap;
   s.schedule = sc.schedule;
   s.virtual_stages = sc.v;
   return s;

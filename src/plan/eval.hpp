@@ -52,6 +52,7 @@ struct Variant {
   model::Recompute recompute = model::Recompute::none;
   bool sp = false;
   int zero = 0;
+  bool overlap = false;  // Oases overlapped TP (cost::Strategy::tp_overlap)
 };
 struct ScheduleChoice {
   cost::Schedule schedule = cost::Schedule::one_f_one_b;

@@ -213,6 +213,9 @@ Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOp
                                                     gbs, opt.dtype, opt.cost));
         std::vector<model::Recompute> rcs{model::Recompute::none};
         if (!three_d) rcs = {model::Recompute::none, model::Recompute::selective, model::Recompute::full};
+        // Oases (opt-in like pipedream/2bw: no engine export expresses it, docs/planner.md): cross-pass recompute.
+        const bool oases = opt.space == Space::all && tp > 1;
+        if (oases) rcs.push_back(model::Recompute::oases);  // = full without re-run collectives
         std::vector<bool> sps{false};
         if (!three_d && tp > 1) sps = {false, true};
         std::vector<int> zeros{0};
@@ -238,13 +241,17 @@ Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOp
               scheds.push_back({cost::Schedule::two_bw, 1});
             }
           }
+          // Oases overlapped TP (two sub-batches of mbs/2): in the `all` space where there is TP and mbs splits.
+          std::vector<bool> ovs{false};
+          if (oases && mbs % 2 == 0) ovs = {false, true};
           for (int zero : zeros)
             for (auto rc : rcs)
-              for (bool s : sps) {
-                const int uv = static_cast<int>(sp.uvs.size());
-                sp.uvs.push_back({unit, Variant{mbs, rc, s, zero}});
-                for (const auto& sc : scheds) sp.configs.push_back({uv, sc, 0.0, static_cast<std::int64_t>(sp.configs.size())});
-              }
+              for (bool s : sps)
+                for (bool ov : ovs) {
+                  const int uv = static_cast<int>(sp.uvs.size());
+                  sp.uvs.push_back({unit, Variant{mbs, rc, s, zero, ov}});
+                  for (const auto& sc : scheds) sp.configs.push_back({uv, sc, 0.0, static_cast<std::int64_t>(sp.configs.size())});
+                }
         }
       }
     }

@@ -160,6 +160,14 @@ PipelineInput pipeline_from_cost(const model::Model& m, const hw::Cluster& c, co
         cw.recompute_s = x.recompute_s;
         cw.tp_fwd_s = x.tp_comm_fwd_s;
         cw.tp_bwd_s = x.tp_comm_bwd_s;
+        if (x.tp_blocks_fwd > 0) {  // overlap=on: the two-sub-batch chain on a TP stream (sim/pipeline.hpp)
+          cw.tp_blocks_fwd = x.tp_blocks_fwd;
+          cw.tp_blocks_bwd = std::max(1, x.tp_blocks_bwd);
+          cw.tp_sub_fwd_s = x.tp_sub_comm_fwd_s;
+          cw.tp_sub_bwd_s = x.tp_sub_comm_bwd_s;
+          cw.tp_fwd_s = x.tp_blocking_fwd_s;
+          cw.tp_bwd_s = x.tp_blocking_bwd_s;
+        }
         // Stored and re-materialised bytes per device come from the stage's (dp-sharded) view, as in the estimate.
         cw.act_bytes = stage.chunks[c_local].activation_bytes;
         cw.recompute_bytes = stage.chunks[c_local].max_recomputed_bytes;

@@ -149,6 +149,9 @@ class Builder {
       compute_.push_back(new_stream(StreamRole::compute, w, -1));
       sendf_.push_back(new_stream(StreamRole::send_fwd, w, -1));
       sendb_.push_back(new_stream(StreamRole::send_bwd, w, -1));
+      bool overlaps = false;  // a TP stream only for workers with overlapped chunks (Oases)
+      for (const auto& ch : in_.workers[w].chunks) overlaps = overlaps || ch.tp_blocks_fwd > 0 || ch.tp_blocks_bwd > 0;
+      tpstream_.push_back(overlaps ? new_stream(StreamRole::tp, w, -1) : -1);
       mem_.push_back(b_.add_memory_account(in_.workers[w].static_bytes));
     }
   }
@@ -177,10 +180,78 @@ class Builder {
     info_.push_back(TaskInfo{TaskTag::tp_comm, w, -1, micro, gchunk});
     return t;
   }
+  // Oases' two-sub-batch chain of one pass (docs/simulator.md): for each block v and sub-batch a, b in turn
+  // (the first ones after `after`),
+  // [recompute share] compute share on the compute stream, after that sub-batch's previous block collective;
+  // then its block collective on the TP stream (in the stage's overlap group). Returns the compute tasks in
+  // order; `last` = the final collective.
+  std::vector<int> overlapped_pass(int w, bool fwd, const ChunkWork& cw, std::int64_t micro, int g, int& last,
+                                   int after = -1) {
+    const int r = w / in_.dp;
+    const int blocks = fwd ? cw.tp_blocks_fwd : cw.tp_blocks_bwd;
+    const double n = 2.0 * blocks;
+    const double comp = (fwd ? cw.fwd_s : cw.bwd_s) / n, rec = fwd ? 0.0 : cw.recompute_s / n;
+    const double comm = (fwd ? cw.tp_sub_fwd_s : cw.tp_sub_bwd_s) / blocks;
+    std::vector<int> out;
+    int prev[2] = {after, after};  // the backward waits for its forward's last collective (on the TP stream)
+    for (int v = 0; v < blocks; ++v)
+      for (int sb = 0; sb < 2; ++sb) {
+        int first = -1;
+        if (rec > 0) {
+          first = compute_task(w, rec, TaskTag::recompute, micro, g);
+          out.push_back(first);
+        }
+        const int t = compute_task(w, comp, fwd ? TaskTag::forward : TaskTag::backward, micro, g);
+        out.push_back(t);
+        b_.add_edge(prev[sb], first >= 0 ? first : t);
+        prev[sb] = b_.add_comm(tpstream_[w], comm, 0.0, {}, group_[r]);
+        info_.push_back(TaskInfo{TaskTag::tp_comm, w, -1, micro, g});
+        b_.add_edge(t, prev[sb]);
+      }
+    last = prev[1];
+    return out;
+  }
+  // A blocking TP task of `dur` after `after` (Megatron; or an overlapped chunk's layers that do not overlap);
+  // `after` itself when there is none.
+  int then_tp(int w, int after, double dur, std::int64_t micro, int g) {
+    if (!(dur > 0)) return after;
+    const int t = tp_task(w, dur, micro, g);
+    b_.add_edge(after, t);
+    return t;
+  }
   int flow_task(int stream, const Flow& f, TaskTag tag, int w, int tp, std::int64_t micro, int gchunk, int grp) {
     const int t = b_.add_comm(stream, f.time_s, f.latency_s, f.resources, grp);
     info_.push_back(TaskInfo{tag, w, tp, micro, gchunk});
     return t;
+  }
+
+  // The backward of op i under overlapped TP: the chain, its compute tasks standing in for the bucket parts
+  // (part k released by the compute task ⌈(k+1)·n/parts⌉ − 1), memory and the gradient send as in pass1.
+  void backward_overlapped(int w, std::size_t i, const ChunkWork& cw, const Op& op, int g, bool rec) {
+    const int r = w / in_.dp;
+    const OrderInfo& o = orders_[r];
+    WorkerTasks& wt = tasks_[w];
+    const std::int64_t key = op.micro * in_.v + op.chunk;
+    int last = -1;
+    const std::vector<int> comp = overlapped_pass(w, false, cw, op.micro, g, last, wt.fwd_out[key]);
+    last = then_tp(w, last, cw.tp_bwd_s, op.micro, g);
+    if (rec) b_.set_memory(comp.front(), mem_[w], cw.recompute_bytes, 0);
+    std::size_t parts = 1;
+    const StageSync* ss = sync_of(r);
+    if (o.sync_b[i] && ss && op.chunk < static_cast<int>(ss->grad_buckets.size()))
+      parts = std::max<std::size_t>(1, ss->grad_buckets[op.chunk].size());
+    for (std::size_t k = 0; k < parts; ++k)
+      wt.b_parts[i].push_back(comp[std::min(comp.size() - 1, ((k + 1) * comp.size() + parts - 1) / parts - 1)]);
+    // The activations are freed when the last compute that reads them ends (the tail collective moves the input
+    // gradient only), as the cost model counts micro-batches in flight.
+    b_.set_memory(comp.back(), mem_[w], 0,
+                  -(cw.act_bytes + (rec ? cw.recompute_bytes : 0.0)) + o.wver_end_delta[i] * in_.workers[w].weight_bytes);
+    wt.op_first[i] = comp.front();
+    wt.op_last[i] = wt.bwd_out[key] = last;
+    if (g > 0 && worker_of(g - 1, w % in_.dp) != w) {
+      wt.send_b[key] = flow_task(sendb_[w], cw.send_prev, TaskTag::send_bwd, w, -1, op.micro, g, -1);
+      b_.add_edge(last, wt.send_b[key]);
+    }
   }
 
   void pass1(int w) {
@@ -210,10 +281,13 @@ class Builder {
         continue;
       }
       const ChunkWork& cw = wi.chunks[op.chunk];
+      const bool overlap_f = cw.tp_blocks_fwd > 0, overlap_b = cw.tp_blocks_bwd > 0;
       if (op.kind == cost::ProgramOpKind::forward) {
-        const int f = compute_task(w, cw.fwd_s, TaskTag::forward, op.micro, g);
-        int last = f;
-        if (cw.tp_fwd_s > 0) last = tp_task(w, cw.tp_fwd_s, op.micro, g);
+        int last = -1;
+        const int f = overlap_f ? overlapped_pass(w, true, cw, op.micro, g, last).front()
+                                : compute_task(w, cw.fwd_s, TaskTag::forward, op.micro, g);
+        if (!overlap_f) last = f;
+        last = then_tp(w, last, cw.tp_fwd_s, op.micro, g);
         b_.set_memory(f, mem_[w], cw.act_bytes, 0);  // forwards never change weight versions
         wt.op_first[i] = f;
         wt.op_last[i] = wt.fwd_out[key] = last;
@@ -228,6 +302,10 @@ class Builder {
       // activations and, at a version's last use, a superseded weight version.
       int first = -1;
       const bool rec = cw.recompute_s > 0;
+      if (overlap_b) {
+        backward_overlapped(w, i, cw, op, g, rec);
+        continue;
+      }
       if (rec) {
         first = compute_task(w, cw.recompute_s, TaskTag::recompute, op.micro, g);
         b_.set_memory(first, mem_[w], cw.recompute_bytes, 0);
@@ -427,7 +505,7 @@ class Builder {
   TaskGraphBuilder b_;
   std::vector<OrderInfo> orders_;
   std::vector<WorkerTasks> tasks_;
-  std::vector<int> compute_, sendf_, sendb_, mem_, group_;
+  std::vector<int> compute_, sendf_, sendb_, tpstream_, mem_, group_;
   std::map<std::pair<int, int>, int> dp_streams_;
   std::vector<TaskInfo> info_;
   std::vector<StreamRole> role_;

@@ -22,6 +22,7 @@ const char* thread_name(StreamRole r) {
     case StreamRole::send_fwd: return "send activations";
     case StreamRole::send_bwd: return "send gradients";
     case StreamRole::dp: return "dp communication";
+    case StreamRole::tp: return "tp communication (overlapped)";
   }
   return "?";
 }
@@ -38,6 +39,8 @@ void write_chrome_trace(const PipelineInput& in, const SimResult& r, std::ostrea
     out << e;
     first = false;
   };
+  bool has_tp_stream = false;
+  for (auto role : r.stream_role) has_tp_stream = has_tp_stream || role == StreamRole::tp;
   // Metadata: process per device, thread per stream role.
   for (std::size_t w = 0; w < in.workers.size(); ++w) {
     const int rank = static_cast<int>(w) / in.dp, d = static_cast<int>(w) % in.dp;
@@ -50,6 +53,9 @@ void write_chrome_trace(const PipelineInput& in, const SimResult& r, std::ostrea
       for (auto role : {StreamRole::compute, StreamRole::send_fwd, StreamRole::send_bwd, StreamRole::dp})
         emit(fmt::format(R"J({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"{}"}}}})J", pid,
                          tid_of(role), thread_name(role)));
+      if (has_tp_stream)  // Oases' overlapped TP collectives (only plans with overlap=on have the stream)
+        emit(fmt::format(R"J({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"{}"}}}})J", pid,
+                         tid_of(StreamRole::tp), thread_name(StreamRole::tp)));
     }
   }
   // One complete event per task on every device it runs on.

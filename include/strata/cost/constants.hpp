@@ -40,6 +40,9 @@ struct CostConstants {
   double layer_overhead_s = 0.0;
   // Slowdown of compute and communication when they overlap on one device (Galvatron measured 1.1–1.3).
   double overlap_slowdown = 1.3;
+  // The same for Oases' overlapped tensor parallelism (cost/overlap.hpp): a sub-batch's GEMMs and the other
+  // sub-batch's TP collective share SMs and memory bandwidth (data/cost_constants.json says where it comes from).
+  double tp_overlap_slowdown = 1.3;
   // Mixed-precision bytes per parameter (Korthikanti §5 / ZeRO paper): fp16/bf16 weights, fp32 main grads,
   // fp32 master weights + Adam m, v.
   double weight_bytes_per_param = 2;

@@ -32,8 +32,11 @@ struct LayerStageCost {
   double fwd_compute_s = 0;          // compute part of fwd_s
   double bwd_compute_s = 0;          // compute part of bwd_s (recompute included)
   double recompute_s = 0;            // recompute part of bwd_compute_s
-  double tp_comm_fwd_s = 0;          // TP collectives in forward (not overlapped: Megatron)
+  double tp_comm_fwd_s = 0;          // TP collectives in forward (Megatron: blocking; overlap=on: exposed part)
   double tp_comm_bwd_s = 0;          // TP collectives in backward (+ those re-run by recompute)
+  int tp_blocks_fwd = 0, tp_blocks_bwd = 0;  // overlap=on: blocks per pass (cost/overlap); 0 = blocking TP
+  double tp_sub_comm_fwd_s = 0;      // overlap=on: one sub-batch's TP collectives in forward (for the simulator)
+  double tp_sub_comm_bwd_s = 0;      //   ... in backward
   double zero3_comm_s = 0;           // exposed ZeRO-3 parameter gather / gradient reduce-scatter per micro-batch
   double zero3_busy_s = 0;           // ZeRO-3 collectives' whole duration per micro-batch (cost/zero.hpp)
   double static_bytes = 0;           // weights + grads + optimizer states per device under ZeRO over dp
@@ -115,6 +118,10 @@ struct ChunkSums {
   double fwd_compute_s = 0, bwd_compute_s = 0;  // bwd_compute_s includes recompute_s
   double recompute_s = 0;
   double tp_comm_fwd_s = 0, tp_comm_bwd_s = 0, zero3_comm_s = 0;
+  // Overlapped TP (cost/overlap): blocks and one sub-batch's collectives of the layers that overlap, and the
+  // exposed TP time of those that do not (blocking).
+  int tp_blocks_fwd = 0, tp_blocks_bwd = 0;
+  double tp_sub_comm_fwd_s = 0, tp_sub_comm_bwd_s = 0, tp_blocking_fwd_s = 0, tp_blocking_bwd_s = 0;
   double activation_bytes = 0;         // stored per micro-batch
   double max_recomputed_bytes = 0;     // the largest re-materialisation of one of its layers
   double params_per_device = 0;        // for its DP gradient buckets
@@ -157,6 +164,12 @@ StageLayerSums sum_stage_layers(const model::Model& m, const Strategy& s, std::s
       c.tp_comm_fwd_s += lc.tp_comm_fwd_s;
       c.tp_comm_bwd_s += lc.tp_comm_bwd_s;
       c.zero3_comm_s += lc.zero3_comm_s;
+      c.tp_blocks_fwd += lc.tp_blocks_fwd;
+      c.tp_blocks_bwd += lc.tp_blocks_bwd;
+      c.tp_sub_comm_fwd_s += lc.tp_sub_comm_fwd_s;
+      c.tp_sub_comm_bwd_s += lc.tp_sub_comm_bwd_s;
+      if (lc.tp_blocks_fwd == 0) c.tp_blocking_fwd_s += lc.tp_comm_fwd_s;
+      if (lc.tp_blocks_bwd == 0) c.tp_blocking_bwd_s += lc.tp_comm_bwd_s;
       c.activation_bytes += lc.activation_bytes;
       c.max_recomputed_bytes = std::max(c.max_recomputed_bytes, lc.recomputed_bytes);
       c.params_per_device += lc.params_per_device;

@@ -67,6 +67,9 @@ struct Strategy {
   // Optional per-stage number of recomputed layers (size pp); empty = every layer follows `recompute`.
   std::vector<int> recompute_layers;
   bool sequence_parallel = false;
+  // Oases overlapped tensor parallelism (`overlap=on`, cost/overlap.hpp): every layer splits the micro-batch in
+  // two sub-batches and runs one's TP collective while the other computes. Off = Megatron (blocking TP).
+  bool tp_overlap = false;
   hw::Dtype dtype = hw::Dtype::bf16;     // compute dtype (mixed precision)
   // Attention kernel; unset = the default of each stage's GPU (attention_kernel_for: flash where supported).
   std::optional<model::AttentionKernel> attention;

@@ -46,6 +46,8 @@ struct ValidationReport {
   double mosaicml_mean_abs_pct = 0, mosaicml_max_abs_pct = 0;  // MosaicML tokens/s per GPU
   std::vector<SkippedRow> skipped;
   std::vector<SourceSummary> sources;  // one per dataset, then "overall" (every throughput row)
+  // Async (overlapped) TP rows against their vanilla-TP twins: predicted vs measured speedup (cost/overlap).
+  std::vector<ValidationRow> async_tp_speedup;
 };
 
 ValidationReport validate_calibration(const CostConstants& constants);
@@ -60,5 +62,8 @@ CostConstants fit_h100_to_public_rows(const CostConstants& start);
 // Fits fp8_gemm_relative_efficiency alone to the fp8 rows of the public training rows (mean absolute % error on
 // their throughput metric; grid 0.30..1.00 in steps of 0.01); the other constants are kept.
 CostConstants fit_fp8_to_public_rows(const CostConstants& start);
+// Fits tp_overlap_slowdown alone to the async-TP rows of the public training rows: the mean absolute % error of
+// their predicted speedup over the vanilla-TP twin (grid 1.00..3.00, step 0.01); the other constants are kept.
+CostConstants fit_tp_overlap_to_async_rows(const CostConstants& start);
 
 }  // namespace strata::cost

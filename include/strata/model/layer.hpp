@@ -10,7 +10,10 @@
 
 namespace strata::model {
 
-enum class Recompute { none, selective, full };
+// oases: Oases' fine-grained recomputation (seed_002 §3.4, notes_002 §3.4): checkpoints right after each TP
+// all-reduce (its output and the residual), so the backward re-runs the whole forward compute but no collective;
+// stores 4 [s, b, h] tensors per transformer block. Blocks without TP collectives treat it as full.
+enum class Recompute { none, selective, full, oases };
 std::string_view to_string(Recompute r);
 Recompute parse_recompute(std::string_view text, const std::string& where);  // InputError otherwise
 

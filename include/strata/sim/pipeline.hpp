@@ -28,8 +28,15 @@ struct ChunkWork {
   double fwd_s = 0;              // forward compute
   double bwd_s = 0;              // backward compute (recompute excluded)
   double recompute_s = 0;        // forward re-run before the backward (0 = no recompute)
-  double tp_fwd_s = 0;           // TP collectives in the forward (blocking, on the compute stream)
+  double tp_fwd_s = 0;           // TP collectives in the forward (blocking, on the compute stream; with
+                                 //   tp_blocks_fwd > 0 those of the chunk's layers that do not overlap)
   double tp_bwd_s = 0;           // ... in the backward (and recompute)
+  // Overlapped TP (Oases, overlap=on; docs/simulator.md): blocks per pass (0 = blocking TP above) and one
+  // sub-batch's collectives per pass. The chunk then runs as two sub-batches whose per-block compute (fwd_s,
+  // bwd_s, recompute_s split evenly over blocks and halves) alternates on the compute stream while each
+  // sub-batch's block collective runs on the worker's TP stream.
+  int tp_blocks_fwd = 0, tp_blocks_bwd = 0;
+  double tp_sub_fwd_s = 0, tp_sub_bwd_s = 0;
   double act_bytes = 0;          // stored from the forward's start until the backward's end
   double recompute_bytes = 0;    // re-materialised from the recompute's start until the backward's end
   Flow send_next;                // activation to the next chunk's worker (unused on the last chunk)
@@ -69,7 +76,7 @@ struct PipelineInput {
 enum class TaskTag : std::uint8_t { forward, backward, recompute, tp_comm, optimizer, send_fwd, send_bwd, dp_sync,
                                     param_gather, zero3_gather };
 std::string_view to_string(TaskTag t);
-enum class StreamRole : std::uint8_t { compute, send_fwd, send_bwd, dp };
+enum class StreamRole : std::uint8_t { compute, send_fwd, send_bwd, dp, tp };
 
 struct TaskInfo {
   TaskTag tag;

@@ -1,0 +1,39 @@
+// cost/overlap: Oases' overlapped tensor parallelism (seed_002 §3–4, notes_002 §3–4.2) in the cost model. The
+// micro-batch is split into two sub-batches a, b; while one computes a block (the ops between two TP
+// collectives), the other's collective of the previous block runs. For a chain of V blocks with per-sub-batch
+// compute c_v and collective d_v (notes_002 §4.2, the planner's Eq. 3 rebuilt):
+//
+//   T = c_0 + Σ_{v=0}^{V−1} [ ov(c_v, d_v) + ov(c_{v+1}, d_v) ],   c_V = 0 (the last collective is exposed),
+//   ov(c, d) = max(c, d) + (γ − 1)·min(c, d)      γ = tp_overlap_slowdown (shared SMs / memory bandwidth)
+//
+// Backward likewise with c = backward (+ recompute) compute of a sub-batch. γ = 1 and d ≤ c everywhere gives
+// 2·Σ c (fully hidden); d = 0 gives the Megatron time of two half-batches. Inside the per-layer cost sum the
+// chain is cut into blocks with c_{v+1} ≈ c_v (identical neighbours; the Oases planner's own linearisation,
+// notes_002 §4.2): one block costs 2·ov(c, d).
+#pragma once
+#include <span>
+
+#include "strata/cost/stage.hpp"
+#include "strata/model/layer.hpp"
+#include "strata/model/model.hpp"
+
+namespace strata::cost {
+
+// ov(c, d) above: one sub-batch computing `compute_s` while the other's collective `comm_s` runs.
+double overlapped_pair_time(double compute_s, double comm_s, double slowdown);
+// The whole chain formula above (per-sub-batch compute_s[v], comm_s[v], same size V ≥ 1).
+double overlapped_chain_time(std::span<const double> compute_s, std::span<const double> comm_s, double slowdown);
+// The same chain without overlap (Megatron): Σ_v (C_v + D_v) of the whole micro-batch.
+double blocking_chain_time(std::span<const double> compute_s, std::span<const double> comm_s);
+// One block inside a long chain of identical blocks: 2·ov(c, d).
+double overlapped_block_time(double compute_s, double comm_s, double slowdown);
+
+// Re-times `out` (a layer costed for the whole micro-batch, TP collectives blocking) under the overlapped
+// schedule: the layer is costed again at mbs/2 (GEMM efficiency and collective α–β at the sub-batch size) and
+// its blocks (lc.tp_allreduces_fwd / _bwd of them) use overlapped_block_time. Afterwards fwd_compute_s /
+// bwd_compute_s / recompute_s are the two sub-batches' compute and tp_comm_*_s the exposed remainder
+// (fwd_s = fwd_compute_s + tp_comm_fwd_s still holds). No-op when the layer has no TP collective.
+void apply_tp_overlap(const model::Model& m, const model::LayerSpec& layer, const StageContext& ctx,
+                      model::Recompute mode, const model::LayerCost& lc, LayerStageCost& out);
+
+}  // namespace strata::cost
