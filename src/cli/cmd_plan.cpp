@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "export_hooks.hpp"
 #include "io.hpp"
+#include "plan_layerwise.hpp"
 #include "plan_trials.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/text.hpp"
@@ -28,7 +29,9 @@ struct PlanArgs {
   std::string model, cluster, space = "full", placement = "hetero", json_file, profile, dtype = "bf16", memory_headroom,
       report_file;
   bool memory_headroom_given = false;  // set even for an empty value (rejected)
-  std::int64_t gbs = 0;
+  std::int64_t gbs = 0;                // 0 = --gbs auto
+  std::string gbs_text, memory_budget;  // --gbs (integer or auto), --memory-budget GIB
+  bool layerwise = false;              // --layerwise: Galvatron-BMW per-layer search (plan_layerwise.cpp)
   std::optional<std::int64_t> seq;
   int top = 5, threads = 1, max_tp = 0, max_pp = 0;
   int trials = 0, trial_steps = 4;
@@ -70,8 +73,9 @@ std::vector<std::string> plan_row(const std::string& name, const hw::Cluster& c,
 }
 
 // Every flag checked before the search, so that a typo costs no search time.
-void check_plan_args(const PlanArgs& a, const model::Model& m) {
-  if (a.gbs < 1) throw core::InputError("plan: --gbs: must be >= 1 (global batch size in samples)");
+void check_plan_args(PlanArgs& a, const model::Model& m) {
+  a.gbs = parse_gbs_flag(a.gbs_text, "plan: --gbs");  // 0 = auto
+  if (a.gbs < 0) throw core::InputError("plan: --gbs: must be >= 1 (global batch size in samples)");
   if (a.top < 1) throw core::InputError("plan: --top: must be >= 1");
   if (a.threads < 1 || a.threads > 256) throw core::InputError("plan: --threads: must be in 1..256");
   if (a.max_tp < 0 || a.max_pp < 0) throw core::InputError("plan: --max-tp/--max-pp: must be >= 0 (0 = no limit)");
@@ -80,7 +84,7 @@ void check_plan_args(const PlanArgs& a, const model::Model& m) {
   plan::check_global_batch(m, a.gbs);
 }
 
-void run_plan(const PlanArgs& a) {
+void run_plan(PlanArgs& a) {
   if (!a.json_file.empty()) check_output_path(a.json_file, "plan: --json");
   auto m = model::resolve_model(a.model);
   if (a.seq) m = model::with_seq(m, *a.seq);
@@ -103,6 +107,11 @@ void run_plan(const PlanArgs& a) {
   }
   if (a.memory_headroom_given)
     opt.cost.memory_headroom = cost::parse_memory_headroom(a.memory_headroom, "plan: --memory-headroom");
+  if (!a.memory_budget.empty()) opt.cost.memory_budget_bytes = parse_memory_budget(a.memory_budget, "plan: --memory-budget");
+  if (a.layerwise || a.gbs == 0) {  // Galvatron-BMW per-layer search and/or the --gbs auto sweep
+    run_plan_layerwise({a.layerwise, a.json_file, a.explain}, m, c, opt);
+    return;
+  }
   // Progress on stderr once the search has run for more than a second.
   const auto start = std::chrono::steady_clock::now();
   bool printed = false;
@@ -205,7 +214,18 @@ void register_plan_command(CLI::App& app) {
   cmd->add_option("--cluster", a->cluster,
                   "Cluster preset, 'node-type:count[+node-type:count]' or a cluster JSON file")
       ->required();
-  cmd->add_option("--gbs", a->gbs, "Global batch size in samples per iteration")->required();
+  cmd->add_option("--gbs", a->gbs_text,
+                  "Global batch size in samples per iteration, or 'auto': the largest throughput over batch sizes "
+                  "8, 16, ..., 64, 80, 104, ... (x1.25) that fit, with no gradient accumulation beyond the pipeline "
+                  "(at most 2*pp micro-batches; as Galvatron sweeps, docs/planner.md)")
+      ->required();
+  cmd->add_option("--memory-budget", a->memory_budget,
+                  "Per-GPU memory budget in GiB (e.g. 8): every GPU counts as min(its memory, budget), the headroom "
+                  "applies to that (Galvatron-BMW's 8/12/16 GB settings)");
+  cmd->add_flag("--layerwise", a->layerwise,
+                "Galvatron-BMW: a strategy per layer inside each stage (tp, DP or ZeRO-3, recompute, tp order) "
+                "chosen by a DP over (layer, memory, previous layout), stages balanced for memory and time; prints "
+                "the per-layer choices next to the best uniform plan (docs/planner.md §Per-layer strategies)");
   cmd->add_option("--seq", a->seq, "Sequence length (default: the model's)");
   cmd->add_option("--top", a->top, "How many plans to list (default 5)");
   cmd->add_option("--dtype", a->dtype,

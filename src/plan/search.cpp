@@ -219,6 +219,9 @@ Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOp
         if (!three_d && dp > 1) zeros = {0, 1, 2, 3};
         for (std::int64_t mbs : micro_batch_sizes(gbs_divisors, gbs, dp, max_mbs, ex, rej)) {
           const std::int64_t micro = gbs / (static_cast<std::int64_t>(dp) * mbs);
+          if (opt.max_micro_batches != 0 &&
+              micro > (opt.max_micro_batches > 0 ? opt.max_micro_batches : (pp == 1 ? 1 : 2 * pp)))
+            continue;  // --gbs auto: no gradient accumulation beyond the pipeline (plan/layerwise.hpp)
           std::vector<ScheduleChoice> scheds{{cost::Schedule::one_f_one_b, 1}};
           if (!three_d && pp > 1) {
             // GPipe has 1F1B's time and at least its memory under the cost model: only in the `all` space.
