@@ -77,6 +77,9 @@ double gather_direction(const hw::Cluster& c, std::span<const int> group, std::i
   co.constants = &consts_of(opt);
   double worst = 0;
   std::vector<int> members;
+  // Positions of each dp rank of layout `from`.
+  std::vector<std::vector<int>> holders(dp_a);
+  for (int p = 0; p < G; ++p) holders[layout_dp_rank(p, G, from.tp, from.tp_order)].push_back(p);
   for (int pos = 0; pos < G; ++pos) {
     const int ra = layout_dp_rank(pos, G, from.tp, from.tp_order);
     const int rb = layout_dp_rank(pos, G, to.tp, to.tp_order);
@@ -96,9 +99,8 @@ double gather_direction(const hw::Cluster& c, std::span<const int> group, std::i
         continue;
       }
       int best = -1;
-      for (int p = 0; p < G; ++p)
-        if (layout_dp_rank(p, G, from.tp, from.tp_order) == q && (best < 0 || std::abs(p - pos) < std::abs(best - pos)))
-          best = p;
+      for (int p : holders[q])
+        if (best < 0 || std::abs(p - pos) < std::abs(best - pos)) best = p;
       members.push_back(group[best]);
     }
     double t = 0;

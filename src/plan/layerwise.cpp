@@ -28,6 +28,7 @@ using Ps = std::int64_t;
 struct Config {
   std::int64_t gbs = 0, mbs = 0, micro = 0;
   int pp = 1, group = 1;
+  int zero = 0;                 // ZeRO stage of the plain-DP layers (0, or 2: optimizer states and gradients sharded)
   double lower_bound_s = 0;
 };
 
@@ -37,6 +38,9 @@ struct StageTable {
   std::vector<std::vector<double>> mem;       // [layer][choice]: static·versions + activations·in-flight
   std::vector<std::vector<Ps>> trans_ps;      // [layer][a·K + b]: Slice-Gather before the layer
   double budget_bytes = 0;                    // usable − workspace − the largest buffer/recompute reserve
+  double free_bytes = 0;                      // usable − workspace
+  std::vector<double> recompute_of;           // [choice]: its largest re-materialisation (stage_memory's term)
+  std::vector<double> buffers_of;             // [choice]: SDP gather buffers, 2 × its largest layer
 };
 
 struct ChoiceSpace {
@@ -77,9 +81,22 @@ StageTable build_table(const model::Model& m, const cost::Strategy& px, cost::La
   t.mem.assign(L, std::vector<double>(S));
   t.trans_ps.assign(L, std::vector<Ps>(static_cast<std::size_t>(K) * K, 0));
   double reserve_buffers = 0, reserve_recompute = 0;
+  t.recompute_of.assign(S, 0.0);
+  t.buffers_of.assign(S, 0.0);
   const int G = static_cast<int>(coster.group.size());
+  // Layers of one cost shape share their rows (a chain of identical blocks is costed once).
+  std::vector<int> rep_of(L);
   for (int l = 0; l < L; ++l) {
-    for (int s = 0; s < S; ++s) {
+    rep_of[l] = l;
+    for (int r = 0; r < l && rep_of[l] == l; ++r)
+      if (rep_of[r] == r && model::same_cost_shape(m.layers[r], m.layers[l])) rep_of[l] = r;
+  }
+  for (int l = 0; l < L; ++l) {
+    if (rep_of[l] != l) {
+      t.time_ps[l] = t.time_ps[rep_of[l]];
+      t.mem[l] = t.mem[rep_of[l]];
+    }
+    for (int s = 0; s < S && rep_of[l] == l; ++s) {
       const auto& ch = sp.choices[s];
       const cost::LayerStageCost& lc = coster.cost(l, ch);
       const cost::StageContext& ctx = coster.context(ch);
@@ -95,10 +112,16 @@ StageTable build_table(const model::Model& m, const cost::Strategy& px, cost::La
       t.mem[l][s] = lc.weight_bytes * versions + lc.grad_bytes + lc.optimizer_bytes + lc.shared_static_bytes +
                     lc.activation_bytes * in_flight;
       if (ch.data_parallel == cost::LayerDataParallel::sdp && G / ch.tp > 1)
-        reserve_buffers = std::max(reserve_buffers, 2.0 * lc.unsharded_weight_bytes);
-      reserve_recompute = std::max(reserve_recompute, lc.recomputed_bytes);
+        t.buffers_of[s] = std::max(t.buffers_of[s], 2.0 * lc.unsharded_weight_bytes);
+      t.recompute_of[s] = std::max(t.recompute_of[s], lc.recomputed_bytes);
+      reserve_buffers = std::max(reserve_buffers, t.buffers_of[s]);
+      reserve_recompute = std::max(reserve_recompute, t.recompute_of[s]);
     }
     if (l == 0) continue;
+    if (int r = rep_of[l - 1]; r + 1 < l && r + 1 > 0) {  // the same output shape was transformed before layer r+1
+      t.trans_ps[l] = t.trans_ps[r + 1];
+      continue;
+    }
     const double bytes = coster.output_bytes_per_sample(l - 1, sp.choices[sp.layout_rep[0]]);
     for (int a = 0; a < K; ++a)
       for (int b = 0; b < K; ++b)
@@ -106,8 +129,8 @@ StageTable build_table(const model::Model& m, const cost::Strategy& px, cost::La
           t.trans_ps[l][a * K + b] =
               to_ps(coster.transform(sp.choices[sp.layout_rep[a]], sp.choices[sp.layout_rep[b]], bytes).time_s());
   }
-  t.budget_bytes = coster.context(sp.choices[0]).memory_usable_bytes - k.workspace_bytes - reserve_buffers -
-                   reserve_recompute;
+  t.free_bytes = coster.context(sp.choices[0]).memory_usable_bytes - k.workspace_bytes;
+  t.budget_bytes = t.free_bytes - reserve_buffers - reserve_recompute;
   return t;
 }
 
@@ -117,13 +140,17 @@ struct StageSolution {
   std::vector<int> choice;
 };
 
-// The stage DP on layers [a, b) of stage `j`, memory in `units` parts of the budget (nearest), re-solved with a
-// smaller budget while the exact bytes of the answer exceed it.
-StageSolution solve_range(const StageTable& t, const ChoiceSpace& sp, int a, int b, int units, std::int64_t& runs) {
+// The stage DP on layers [a, b) with the max terms of stage_memory (one layer's recompute, the SDP buffers)
+// reserved up front at `recompute_cap` / `buffers_cap` (choices above them excluded); memory in `units` parts of
+// the rest (rounded down: a relaxation, so an answer that fits in bytes is the optimum of this reserve), re-solved
+// with a smaller budget while the exact bytes of the answer exceed it.
+StageSolution solve_reserved(const StageTable& t, const ChoiceSpace& sp, int a, int b, int units, double recompute_cap,
+                             double buffers_cap, std::int64_t& runs) {
   StageSolution out;
-  if (!(t.budget_bytes > 0)) return out;
+  const double budget = t.free_bytes - recompute_cap - buffers_cap;
+  if (!(budget > 0)) return out;
   const int S = static_cast<int>(sp.choices.size()), K = static_cast<int>(sp.layout_rep.size());
-  const double unit = t.budget_bytes / units;
+  const double unit = budget / units;
   StageDpProblem p;
   p.layers = b - a;
   p.choices = S;
@@ -131,9 +158,13 @@ StageSolution solve_range(const StageTable& t, const ChoiceSpace& sp, int a, int
   p.layout_of = sp.layout_of;
   p.budget_units = units;
   for (int l = a; l < b; ++l) {
-    p.time_ps.push_back(t.time_ps[l]);
     std::vector<int> mu(S);
-    for (int s = 0; s < S; ++s) mu[s] = static_cast<int>(std::min(1e9, std::round(t.mem[l][s] / unit)));
+    std::vector<Ps> tm = t.time_ps[l];
+    for (int s = 0; s < S; ++s) {
+      mu[s] = static_cast<int>(std::min(1e9, std::floor(t.mem[l][s] / unit)));
+      if (t.recompute_of[s] > recompute_cap || t.buffers_of[s] > buffers_cap) tm[s] = kInfinitePs;
+    }
+    p.time_ps.push_back(std::move(tm));
     p.mem_units.push_back(std::move(mu));
     p.trans_ps.push_back(t.trans_ps[l]);
   }
@@ -143,15 +174,49 @@ StageSolution solve_range(const StageTable& t, const ChoiceSpace& sp, int a, int
     if (!r.feasible) return out;
     double bytes = 0;
     for (int i = 0; i < p.layers; ++i) bytes += t.mem[a + i][r.choice[i]];
-    if (bytes <= t.budget_bytes) {
+    if (bytes <= budget) {
       out.feasible = true;
       out.time_ps = r.time_ps;
       out.choice = r.choice;
       return out;
     }
-    p.budget_units -= std::max(1, static_cast<int>(std::ceil((bytes - t.budget_bytes) / unit)));
+    p.budget_units -= std::max(1, static_cast<int>(std::ceil((bytes - budget) / unit)));
   }
   return out;
+}
+
+// The best over the reserves: every pair of distinct (recompute, buffers) caps of the choices, a pair skipped
+// when it admits no more choices than a cheaper pair.
+StageSolution solve_range(const StageTable& t, const ChoiceSpace& sp, int a, int b, int units, std::int64_t& runs) {
+  std::vector<double> rc{0.0}, bf{0.0};
+  for (double x : t.recompute_of) rc.push_back(x);
+  for (double x : t.buffers_of) bf.push_back(x);
+  for (auto* v : {&rc, &bf}) {
+    std::sort(v->begin(), v->end());
+    v->erase(std::unique(v->begin(), v->end()), v->end());
+  }
+  std::vector<std::pair<double, std::pair<double, double>>> caps;
+  for (double r : rc)
+    for (double x : bf) caps.push_back({r + x, {r, x}});
+  std::sort(caps.begin(), caps.end());
+  std::vector<std::vector<char>> tried;
+  StageSolution best;
+  for (const auto& [sum, cap] : caps) {
+    std::vector<char> allowed(sp.choices.size());
+    for (std::size_t s = 0; s < allowed.size(); ++s)
+      allowed[s] = t.recompute_of[s] <= cap.first && t.buffers_of[s] <= cap.second;
+    bool dominated = false;
+    for (const auto& prev : tried) {
+      bool sub = true;  // allowed ⊆ prev (prev had a smaller or equal reserve)
+      for (std::size_t s = 0; s < allowed.size() && sub; ++s) sub = !allowed[s] || prev[s];
+      dominated = dominated || sub;
+    }
+    if (dominated) continue;
+    tried.push_back(allowed);
+    StageSolution r = solve_reserved(t, sp, a, b, units, cap.first, cap.second, runs);
+    if (r.feasible && (!best.feasible || r.time_ps < best.time_ps)) best = std::move(r);
+  }
+  return best;
 }
 
 // The pipeline of one configuration: stage ranges, their DP solutions, the objective.
@@ -278,6 +343,7 @@ void prepare(ConfigSearch& cs, const cost::CostOptions& opt) {
   cs.px.pp = P;
   cs.px.micro_batch = cs.cf.mbs;
   cs.px.global_batch = cs.cf.gbs;
+  cs.px.zero_stage = cs.cf.zero;
   std::vector<double> out_bytes(L, 0);
   for (int j = 0; j < P; ++j) {
     std::vector<int> devs;
@@ -334,6 +400,7 @@ cost::Strategy to_strategy(ConfigSearch& cs, const std::vector<int>& sizes, cons
   s.micro_batch = cs.cf.mbs;
   s.global_batch = cs.cf.gbs;
   s.dtype = dtype;
+  s.zero_stage = cs.cf.zero;
   for (int j = 0, a = 0; j < cs.cf.pp; a += sizes[j], ++j) {
     cost::StageChoice st;
     st.devices = cs.devices[j];
@@ -361,7 +428,8 @@ std::vector<Config> configs_for(const model::Model& m, const hw::Cluster& c, con
       if ((gbs / G) % mbs != 0) continue;
       const std::int64_t micro = gbs / (G * mbs);
       if (cap > 0 && micro > cap) continue;
-      out.push_back({gbs, mbs, micro, pp, G, 0.0});
+      out.push_back({gbs, mbs, micro, pp, G, 0, 0.0});
+      if (G > 1 && opt.zero2) out.push_back({gbs, mbs, micro, pp, G, 2, 0.0});
     }
   }
   return out;

@@ -78,6 +78,7 @@ struct LayerwiseOptions {
   int memory_units = 256;          // DP budget resolution per stage
   hw::Dtype dtype = hw::Dtype::bf16;
   cost::CostOptions cost;          // profile, constants, headroom, memory budget
+  bool zero2 = true;               // also try ZeRO-2 for the plain-DP layers (optimizer states + gradients sharded)
   bool bmw = true;                 // move stage boundaries towards time balance (else the memory-balanced split)
 };
 struct LayerwisePlan {
