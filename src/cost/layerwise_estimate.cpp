@@ -36,18 +36,15 @@ struct LayoutGrads {
   double params = 0;
 };
 
-struct StageResult {
-  StageEstimate se;
-  double first_output_bytes = 0;  // per rank message to the next stage
-};
 
-StageResult cost_stage(const model::Model& m, const hw::Cluster& c, const Strategy& s, const Strategy& px,
+LayerwiseStageSums cost_stage(const model::Model& m, const hw::Cluster& c, const Strategy& s, const Strategy& px,
                        const StageView& v, int st, const CostOptions& opt) {
   const int G = v.dp * v.tp;
   LayerwiseCoster coster(m, c, px, v.devices, static_cast<std::int64_t>(v.dp) * px.micro_batch, opt);
   StageSums sums;
-  StageResult r;
-  StageEstimate& se = r.se;
+  LayerwiseStageSums r;
+  StageEstimate& se = r.stage;
+  ChunkSums& cs = r.chunk;
   std::vector<LayoutGrads> grads;
   double max_sdp_unsharded = 0, opt_s = 0;
   bool any_sdp = false, has_prev = false;
@@ -72,7 +69,18 @@ StageResult cost_stage(const model::Model& m, const hw::Cluster& c, const Strate
       lc.fwd_s += t.fwd_s;
       lc.bwd_s += t.bwd_s;
       transform_s = t.time_s();
+      cs.tp_comm_fwd_s += t.fwd_s;
+      cs.tp_comm_bwd_s += t.bwd_s;
     }
+    cs.fwd_compute_s += lc.fwd_compute_s;
+    cs.bwd_compute_s += lc.bwd_compute_s;
+    cs.recompute_s += lc.recompute_s;
+    cs.tp_comm_fwd_s += lc.tp_comm_fwd_s;
+    cs.tp_comm_bwd_s += lc.tp_comm_bwd_s;
+    cs.zero3_comm_s += lc.zero3_comm_s;
+    cs.activation_bytes += lc.activation_bytes;
+    cs.max_recomputed_bytes = std::max(cs.max_recomputed_bytes, lc.recomputed_bytes);
+    cs.params_per_device += lc.params_per_device;
     sums.add(lc, model::is_embedding(m.layers[li].kind));
     se.compute_s += lc.fwd_compute_s + lc.bwd_compute_s;
     se.tp_comm_s += lc.tp_comm_fwd_s + lc.tp_comm_bwd_s + lc.zero3_comm_s + transform_s;
@@ -90,7 +98,7 @@ StageResult cost_stage(const model::Model& m, const hw::Cluster& c, const Strate
     prev_bytes = coster.output_bytes_per_sample(li, choice);
     has_prev = true;
   }
-  r.first_output_bytes = prev_bytes * static_cast<double>(px.micro_batch);
+  cs.output_bytes = prev_bytes * static_cast<double>(px.micro_batch);
   // Each layout's gradients sync over its own dp groups, overlapping its share of the stage's backward.
   double total_params = 0;
   for (const auto& g : grads) total_params += g.params;
@@ -122,25 +130,30 @@ StageResult cost_stage(const model::Model& m, const hw::Cluster& c, const Strate
 
 }  // namespace
 
-Estimate estimate_layerwise(const model::Model& m, const hw::Cluster& c, const Strategy& s, const CostOptions& opt) {
-  if (!is_layerwise(s, c)) throw std::invalid_argument("estimate_layerwise: not a per-layer strategy");
+std::vector<LayerwiseStageSums> layerwise_stages(const model::Model& m, const hw::Cluster& c, const Strategy& s,
+                                                 const CostOptions& opt) {
+  if (!is_layerwise(s, c)) throw std::invalid_argument("layerwise_stages: not a per-layer strategy");
   const auto views = stage_views(s, c);
   const Strategy px = stage_proxy(s);
+  std::vector<LayerwiseStageSums> out;
+  for (int st = 0; st < s.pp; ++st) out.push_back(cost_stage(m, c, s, px, views[st], st, opt));
+  for (int st = 0; st + 1 < s.pp; ++st)
+    out[st].stage.p2p_s = p2p_time(c, px, out[st].stage.devices, out[st + 1].stage.devices, out[st].chunk.output_bytes, opt);
+  return out;
+}
+
+Estimate estimate_layerwise(const model::Model& m, const hw::Cluster& c, const Strategy& s, const CostOptions& opt) {
   const int p = s.pp;
-  const std::int64_t micro = px.num_micro_batches();
+  const std::int64_t micro = stage_proxy(s).num_micro_batches();
   Estimate est;
-  std::vector<double> t(p), e(p > 1 ? p - 1 : 0, 0.0), sync(p), out_bytes(p);
-  for (int st = 0; st < p; ++st) {
-    StageResult r = cost_stage(m, c, s, px, views[st], st, opt);
-    r.se.zero3_busy_s *= static_cast<double>(micro);
-    t[st] = r.se.time_s;
-    out_bytes[st] = r.first_output_bytes;
-    sync[st] = r.se.dp_comm_s + r.se.optimizer_s;
-    est.stages.push_back(std::move(r.se));
-  }
-  for (int st = 0; st + 1 < p; ++st) {
-    e[st] = p2p_time(c, px, est.stages[st].devices, est.stages[st + 1].devices, out_bytes[st], opt);
-    est.stages[st].p2p_s = e[st];
+  std::vector<double> t(p), e(p > 1 ? p - 1 : 0, 0.0), sync(p);
+  for (auto& r : layerwise_stages(m, c, s, opt)) {
+    const int st = static_cast<int>(est.stages.size());
+    r.stage.zero3_busy_s *= static_cast<double>(micro);
+    t[st] = r.stage.time_s;
+    if (st + 1 < p) e[st] = r.stage.p2p_s;
+    sync[st] = r.stage.dp_comm_s + r.stage.optimizer_s;
+    est.stages.push_back(std::move(r.stage));
   }
   // The composition of estimate() (cost/estimate.cpp): schedule, sync, host bound, throughput, MFU, fit.
   const double pipe = pipeline_time(s.schedule, micro, 1, t, e);

@@ -227,7 +227,7 @@ Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOp
             // GPipe has 1F1B's time and at least its memory under the cost model: only in the `all` space.
             if (opt.space == Space::all) scheds.push_back({cost::Schedule::gpipe, 1});
             const int blocks = std::max(1, m.num_blocks());
-            for (int v = 2; v <= 8; ++v) {
+            for (int v = 2; v <= (opt.max_v > 0 ? opt.max_v : 8); ++v) {
               if (pp * v > L) break;
               if (micro % pp != 0) {
                 rej.add("interleaved: m % pp != 0 (per mbs and v)", 1, fmt::format("{},mbs={},v={}", ex, mbs, v));

@@ -95,6 +95,15 @@ LayerChoice stage_layer_choice(const model::Model& m, const Strategy& s, const S
 // True for the per-layer form estimate() costs here: a per-stage strategy whose stages all have the same (dp, tp),
 // use every device of the cluster, and that has per-layer choices.
 bool is_layerwise(const Strategy& s, const hw::Cluster& c);
+// Per stage of such a strategy: its estimate fields (per micro-batch times, memory, p2p to the next stage, DP
+// sync and optimizer per iteration; zero3_busy_s per micro-batch) and its layer sums as one chunk (the Slice-Gather
+// times counted in the TP communication), what the simulator replays.
+struct LayerwiseStageSums {
+  StageEstimate stage;
+  ChunkSums chunk;
+};
+std::vector<LayerwiseStageSums> layerwise_stages(const model::Model& m, const hw::Cluster& c, const Strategy& s,
+                                                 const CostOptions& opt = {});
 // estimate() of such a strategy (cost::estimate calls it): per stage the layers' costs under their choices plus
 // the transformations between them, DP sync per layout of the plain-DP layers, stage_memory over the sums (SDP
 // gather buffers for the SDP layers only), p2p and the pipeline schedule as for the uniform form.
