@@ -69,6 +69,11 @@ std::vector<cost::LayerChoice> layer_choice_space(const model::Model& m, int gro
     for (const auto& l : m.layers) ok = ok && model::tensor_parallel_problem(l, c->tp).empty();
     if (!ok) continue;
     out.push_back(*c);
+    if (o.selective) {
+      cost::LayerChoice sel = *c;
+      sel.recompute = model::Recompute::selective;
+      out.push_back(sel);
+    }
     if (o.ckpt) {
       c->recompute = model::Recompute::full;
       out.push_back(*c);

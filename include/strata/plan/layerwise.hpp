@@ -33,6 +33,7 @@ std::optional<cost::LayerChoice> choice_of_tree(const DecisionTree& t, int group
 struct LayerSpaceOptions {
   bool sdp = true;          // SDP (ZeRO-3) layers
   bool ckpt = true;         // recompute=full layers (Galvatron's CKPT)
+  bool selective = false;   // also recompute=selective layers (strata's extension; the planner's default space)
   bool tp = true;           // tp > 1
   bool strided = true;      // strided tp groups
   int max_tp = 0;           // 0 = the group
@@ -72,7 +73,7 @@ struct LayerwiseOptions {
   // Micro-batches per pipeline at most (0 = no cap with a given gbs; with --gbs auto 2·pp, 1 without pipelining:
   // Galvatron accumulates gradients only over the pipeline's micro-batches, so a larger batch has to fit memory).
   std::int64_t max_micro_batches = 0;
-  LayerSpaceOptions space;
+  LayerSpaceOptions space{.selective = true};
   int max_pp = 0;                  // 0 = no limit (powers of 2 up to the devices and the layers)
   int min_pp = 1;
   int memory_units = 256;          // DP budget resolution per stage
