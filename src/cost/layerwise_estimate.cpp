@@ -37,6 +37,24 @@ struct LayoutGrads {
 };
 
 
+// Memory of a per-layer stage: stage_memory of its sums with ZeRO-3 buffers for the SDP layers only.
+void stage_memory_into(const model::Model& m, const hw::Cluster& c, const Strategy& px, const StageView& v, int st,
+                       const StageSums& sums, bool any_sdp, double max_sdp_unsharded, const CostOptions& opt,
+                       StageEstimate& se) {
+  Strategy pmem = px;
+  pmem.zero_stage = any_sdp ? 3 : std::min(px.zero_stage, 2);
+  StageContext mctx = make_stage_context(m, c, pmem, v.devices, opt);
+  se.memory = stage_memory(mctx, st, sums);
+  // stage_memory adds the buffers when the stage's own dp > 1; an SDP layer of a dp-1 stage (stage tp = G, layer
+  // tp < G) gathers over its own dp ranks all the same.
+  if (any_sdp && pmem.dp <= 1) se.memory.buffers_bytes = 2.0 * max_sdp_unsharded;
+  se.memory_bytes = se.memory.total_bytes();
+  se.memory_capacity_bytes = mctx.memory_capacity_bytes;
+  se.memory_usable_bytes = mctx.memory_usable_bytes;
+  se.fits = se.memory_bytes <= se.memory_usable_bytes;
+  se.gpu = c.gpu_types[mctx.gpu_type].name;
+}
+
 LayerwiseStageSums cost_stage(const model::Model& m, const hw::Cluster& c, const Strategy& s, const Strategy& px,
                        const StageView& v, int st, const CostOptions& opt) {
   const int G = v.dp * v.tp;
@@ -108,20 +126,8 @@ LayerwiseStageSums cost_stage(const model::Model& m, const hw::Cluster& c, const
     se.dp_comm_s += dp_sync_exposed_time(coster.context(dp_choice), g.params, sums.bwd_s * g.params / total_params);
   }
   se.optimizer_s = opt_s;
-  // Memory: the stage's sums with ZeRO-3 buffers for the SDP layers only.
-  Strategy pmem = px;
-  pmem.zero_stage = any_sdp ? 3 : std::min(px.zero_stage, 2);
-  StageContext mctx = make_stage_context(m, c, pmem, v.devices, opt);
-  se.memory = stage_memory(mctx, st, sums);
-  // stage_memory adds the buffers when the stage's own dp > 1; an SDP layer of a dp-1 stage (stage tp = G, layer
-  // tp < G) gathers over its own dp ranks all the same.
-  if (any_sdp && pmem.dp <= 1) se.memory.buffers_bytes = 2.0 * max_sdp_unsharded;
-  se.memory_bytes = se.memory.total_bytes();
-  se.memory_capacity_bytes = mctx.memory_capacity_bytes;
-  se.memory_usable_bytes = mctx.memory_usable_bytes;
-  se.fits = se.memory_bytes <= se.memory_usable_bytes;
+  stage_memory_into(m, c, px, v, st, sums, any_sdp, max_sdp_unsharded, opt, se);
   se.devices = v.devices;
-  se.gpu = c.gpu_types[mctx.gpu_type].name;
   se.fwd_s = sums.fwd_s;
   se.bwd_s = sums.bwd_s;
   se.time_s = sums.fwd_s + sums.bwd_s;
