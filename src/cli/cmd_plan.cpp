@@ -13,6 +13,7 @@
 #include "commands.hpp"
 #include "export_hooks.hpp"
 #include "io.hpp"
+#include "plan_layerwise.hpp"
 #include "plan_trials.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/text.hpp"
@@ -30,7 +31,9 @@ struct PlanArgs {
   std::string model, cluster, space = "full", placement = "hetero", json_file, profile, dtype = "bf16", memory_headroom,
       report_file;
   bool memory_headroom_given = false;  // set even for an empty value (rejected)
-  std::int64_t gbs = 0;
+  std::int64_t gbs = 0;                // 0 = --gbs auto
+  std::string gbs_text, memory_budget;  // --gbs (integer or auto), --memory-budget GIB
+  bool layerwise = false;              // --layerwise: Galvatron-BMW per-layer search (plan_layerwise.cpp)
   std::optional<std::int64_t> seq;
   int top = 5, threads = 1, max_tp = 0, max_pp = 0;
   int trials = 0, trial_steps = 4;
@@ -74,9 +77,10 @@ std::vector<std::string> plan_row(const std::string& name, const hw::Cluster& c,
 }
 
 // Every flag checked before the search, so that a typo costs no search time.
-void check_plan_args(const PlanArgs& a, const model::Model& m) {
+void check_plan_args(PlanArgs& a, const model::Model& m) {
+  a.gbs = parse_gbs_flag(a.gbs_text, "plan: --gbs");  // 0 = auto (the --gbs auto sweep)
   plan::PlanOptions o;  // gbs, top, threads, max-tp/pp: the checks the Python API shares (plan/options_check.cpp)
-  o.global_batch = a.gbs;
+  o.global_batch = a.gbs == 0 ? 1 : a.gbs;  // auto: no batch size to check yet
   o.top_k = a.top;
   o.threads = a.threads;
   o.max_tp = a.max_tp;
@@ -87,19 +91,23 @@ void check_plan_args(const PlanArgs& a, const model::Model& m) {
   plan::check_global_batch(m, a.gbs);
 }
 
-void run_plan(const PlanArgs& a) {
+void run_plan(PlanArgs& a) {
   if (a.space == "sbp") {  // AutoDDL's SBP search: `strata sbp` with plan's flags (cmd_sbp.cpp, docs/sbp.md)
     using Given = std::pair<const char*, bool>;
     for (const auto& [flag, given] :
          {Given{"--explain", a.explain}, Given{"--trials", a.trials > 0}, Given{"--export", !a.export_engine.empty()},
           Given{"--compare-to", !a.compare_to.empty()}, Given{"--report", !a.report_file.empty()},
           Given{"--profile", !a.profile.empty()}, Given{"--max-tp", a.max_tp > 0}, Given{"--max-pp", a.max_pp > 0},
-          Given{"--top", a.top != 5}, Given{"--placement", a.placement != "hetero"}})
+          Given{"--top", a.top != 5}, Given{"--placement", a.placement != "hetero"},
+          Given{"--layerwise", a.layerwise}, Given{"--memory-budget", !a.memory_budget.empty()},
+          Given{"--oases-blocks", a.oases_blocks}})
       if (given) throw core::InputError(fmt::format("plan: {} does not apply to --space sbp (strata sbp --help)", flag));
     SbpArgs s;
     s.flag = "plan";
     s.model = a.model, s.cluster = a.cluster, s.dtype = a.dtype, s.json_file = a.json_file;
-    s.gbs = a.gbs, s.seq = a.seq;
+    s.gbs = parse_gbs_flag(a.gbs_text, "plan: --gbs");
+    if (s.gbs == 0) throw core::InputError("plan: --gbs auto does not apply to --space sbp (give a batch size)");
+    s.seq = a.seq;
     s.memory_headroom = a.memory_headroom, s.memory_headroom_given = a.memory_headroom_given;
     run_sbp(s);
     return;
@@ -126,8 +134,16 @@ void run_plan(const PlanArgs& a) {
   }
   if (a.memory_headroom_given)
     opt.cost.memory_headroom = cost::parse_memory_headroom(a.memory_headroom, "plan: --memory-headroom");
+  if (!a.memory_budget.empty())
+    opt.cost.memory_budget_bytes = parse_memory_budget(a.memory_budget, "plan: --memory-budget");
   if (a.oases_blocks) {  // Oases' per-block tp chain instead of the strategy search (docs/planner.md)
+    if (a.gbs == 0) throw core::InputError("plan: --oases-blocks: needs a batch size (--gbs N, not auto)");
+    if (a.layerwise) throw core::InputError("plan: --oases-blocks and --layerwise are two different searches: pick one");
     run_oases_blocks(m, c, a.gbs, opt.dtype, opt.cost, stdout);
+    return;
+  }
+  if (a.layerwise || a.gbs == 0) {  // Galvatron-BMW per-layer search and/or the --gbs auto sweep
+    run_plan_layerwise({a.layerwise, a.json_file, a.explain}, m, c, opt);
     return;
   }
   // Progress on stderr once the search has run for more than a second.
@@ -232,7 +248,18 @@ void register_plan_command(CLI::App& app) {
   cmd->add_option("--cluster", a->cluster,
                   "Cluster preset, 'node-type:count[+node-type:count]' or a cluster JSON file")
       ->required();
-  cmd->add_option("--gbs", a->gbs, "Global batch size in samples per iteration")->required();
+  cmd->add_option("--gbs", a->gbs_text,
+                  "Global batch size in samples per iteration, or 'auto': the largest throughput over batch sizes "
+                  "8, 16, ..., 64, 80, 104, ... (x1.25) that fit, with no gradient accumulation beyond the pipeline "
+                  "(at most 2*pp micro-batches; as Galvatron sweeps, docs/planner.md)")
+      ->required();
+  cmd->add_option("--memory-budget", a->memory_budget,
+                  "Per-GPU memory budget in GiB (e.g. 8): every GPU counts as min(its memory, budget), the headroom "
+                  "applies to that (Galvatron-BMW's 8/12/16 GB settings)");
+  cmd->add_flag("--layerwise", a->layerwise,
+                "Galvatron-BMW: a strategy per layer inside each stage (tp, DP or ZeRO-3, recompute, tp order) "
+                "chosen by a DP over (layer, memory, previous layout), stages balanced for memory and time; prints "
+                "the per-layer choices next to the best uniform plan (docs/planner.md §Per-layer strategies)");
   cmd->add_option("--seq", a->seq, "Sequence length (default: the model's)");
   cmd->add_option("--top", a->top, "How many plans to list (default 5)");
   cmd->add_option("--dtype", a->dtype,

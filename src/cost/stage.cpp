@@ -147,6 +147,7 @@ StageContext make_stage_context(const model::Model& /*m*/, const hw::Cluster& c,
     }
     ctx.memory_capacity_bytes = std::min(ctx.memory_capacity_bytes, g.memory_bytes);
   }
+  if (opt.memory_budget_bytes > 0) ctx.memory_capacity_bytes = std::min(ctx.memory_capacity_bytes, opt.memory_budget_bytes);
   ctx.memory_usable_bytes = usable_memory_bytes(ctx.memory_capacity_bytes, opt.memory_headroom, *ctx.constants);
   const int dp = s.dp, tp = s.tp;
   CommOptions co;
@@ -214,8 +215,10 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
     double batched_s = 0, score_elements = 0;  // attention core: batched (count > 1) products and their scores
     for (const auto& g : lc.fwd_gemms) {
       // Roofline per GEMM: the FLOP time at the size-dependent efficiency or the bytes moved, whichever is more.
+      // A batched product (count > 1: the attention core's per-head, per-window GEMMs) is one batched kernel
+      // (cuBLAS strided-batched GEMM): its efficiency follows the whole launch's FLOPs, not one small product's.
       const double one = 2.0 * g.m * g.n * g.k;
-      const double flop_s = g.count * one / (ctx.peak_flops * gemm_efficiency(k, one, s.dtype));
+      const double flop_s = g.count * one / (ctx.peak_flops * gemm_efficiency(k, g.count * one, s.dtype));
       const double byte_s = g.count * (g.m * g.k + g.k * g.n + g.m * g.n) * elem_bytes / mem_bw;
       gemm_s += std::max(flop_s, byte_s);
       gemm_flops += g.flops();

@@ -222,12 +222,15 @@ Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOp
         if (!three_d && dp > 1) zeros = {0, 1, 2, 3};
         for (std::int64_t mbs : micro_batch_sizes(gbs_divisors, gbs, dp, max_mbs, ex, rej)) {
           const std::int64_t micro = gbs / (static_cast<std::int64_t>(dp) * mbs);
+          if (opt.max_micro_batches != 0 &&
+              micro > (opt.max_micro_batches > 0 ? opt.max_micro_batches : (pp == 1 ? 1 : 2 * pp)))
+            continue;  // --gbs auto: no gradient accumulation beyond the pipeline (plan/layerwise.hpp)
           std::vector<ScheduleChoice> scheds{{cost::Schedule::one_f_one_b, 1}};
           if (!three_d && pp > 1) {
             // GPipe has 1F1B's time and at least its memory under the cost model: only in the `all` space.
             if (opt.space == Space::all) scheds.push_back({cost::Schedule::gpipe, 1});
             const int blocks = std::max(1, m.num_blocks());
-            for (int v = 2; v <= 8; ++v) {
+            for (int v = 2; v <= (opt.max_v > 0 ? opt.max_v : 8); ++v) {
               if (pp * v > L) break;
               if (micro % pp != 0) {
                 rej.add("interleaved: m % pp != 0 (per mbs and v)", 1, fmt::format("{},mbs={},v={}", ex, mbs, v));

@@ -1,6 +1,9 @@
 // sim/from_cost: cost model → simulator inputs (see from_cost.hpp).
 #include "strata/sim/from_cost.hpp"
 
+#include "from_layerwise.hpp"
+#include "strata/cost/layerwise.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -99,6 +102,7 @@ int default_iterations(Schedule s) { return (s == Schedule::pipedream || s == Sc
 
 PipelineInput pipeline_from_cost(const model::Model& m, const hw::Cluster& c, const cost::Strategy& s,
                                  const CostSimOptions& opt) {
+  if (cost::is_layerwise(s, c)) return detail::pipeline_from_layerwise(m, c, s, opt);  // issue 16
   cost::require_uniform(s, "simulating");
   const cost::CostConstants& k = opt.cost.constants ? *opt.cost.constants : cost::builtin_constants();
   const int p = s.pp, v = s.virtual_stages, dp = s.dp, tp = s.tp, chunks = p * v;

@@ -70,6 +70,9 @@ struct CostOptions {
   const Profile* profile = nullptr;          // overrides the roofline when given
   const CostConstants* constants = nullptr;  // nullptr = the built-in fitted constants
   MemoryHeadroom memory_headroom;            // memory kept free per device (default: cost/memory.hpp)
+  // Per-GPU memory budget (Galvatron-BMW's 8/12/16 GB caps): a device counts as having min(capacity, budget)
+  // bytes, the headroom applies to that. 0 = the capacity.
+  double memory_budget_bytes = 0;
   // model::sample_flops(m) of the estimated model when the caller already has it (the planner estimates one
   // model thousands of times); nullptr = computed by estimate().
   const model::SampleFlops* sample_flops = nullptr;

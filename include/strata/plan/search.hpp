@@ -41,6 +41,9 @@ struct PlanOptions {
   std::uint64_t anneal_seed = 1;   // --placement anneal
   int anneal_iterations = 300;
   int batch_size = 64;             // pruning batch (results do not depend on it; only `evaluated` may)
+  // Micro-batches per pipeline at most; 0 = no cap, < 0 = --gbs auto's cap 2·pp (1 without pipelining).
+  std::int64_t max_micro_batches = 0;
+  int max_v = 0;                   // largest interleaving v (0 = 8; 1 = no interleaved schedule)
   bool exhaustive = false;         // cost every configuration (no lower-bound pruning): the tests' reference
   // Called between batches with (configurations visited, total) — for a progress line. May be empty.
   std::function<void(std::int64_t, std::int64_t)> progress;

@@ -1,0 +1,110 @@
+// cli/plan_layerwise: `strata plan --layerwise` / `--gbs auto` (see plan_layerwise.hpp, docs/planner.md
+// §Per-layer strategies).
+#include "plan_layerwise.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "io.hpp"
+#include "strata/core/error.hpp"
+#include "strata/core/json.hpp"
+#include "strata/core/text.hpp"
+#include "strata/core/units.hpp"
+#include "strata/plan/layerwise.hpp"
+
+namespace strata::cli {
+
+std::int64_t parse_gbs_flag(const std::string& text, const std::string& flag) {
+  if (text == "auto") return 0;
+  char* end = nullptr;
+  const long long v = text.empty() ? 0 : std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || end != text.c_str() + text.size() || v < 1)
+    throw core::InputError(fmt::format("{}: expected a global batch size >= 1 or 'auto', got '{}'", flag, text));
+  return v;
+}
+
+double parse_memory_budget(const std::string& text, const std::string& flag) {
+  char* end = nullptr;
+  const double v = text.empty() ? NAN : std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v) || v <= 0 || v > 1e6)
+    throw core::InputError(fmt::format("{}: expected GiB per GPU in (0, 1e6] (e.g. 8), got '{}'", flag, text));
+  return v * core::kGiB;
+}
+
+namespace {
+
+std::vector<std::string> row(const std::string& name, const cost::Strategy& s, const cost::Estimate& e, double best) {
+  std::string shape = cost::is_uniform(s) ? fmt::format("dp{} tp{} pp{} zero{} rc={}", s.dp, s.tp, s.pp, s.zero_stage,
+                                                        model::to_string(s.recompute))
+                                          : fmt::format("pp{} per-layer", s.pp);
+  return {name, std::to_string(s.global_batch), std::to_string(s.micro_batch), shape,
+          fmt::format("{:.2f}", e.samples_per_s), core::format_seconds(e.iteration_time_s),
+          fmt::format("{:.1f}%", 100.0 * e.mfu), core::format_bytes(e.peak_memory_bytes),
+          best > 0 ? fmt::format("{:.2f}x", best / e.samples_per_s) : ""};
+}
+
+}  // namespace
+
+void run_plan_layerwise(const LayerwiseRun& run, const model::Model& m, const hw::Cluster& c,
+                        const plan::PlanOptions& opt) {
+  std::optional<plan::PlanResult> uni;
+  plan::PlanOptions uopt = opt;
+  uopt.baselines = false;
+  if (opt.global_batch == 0) {
+    uni = plan::plan_auto_gbs(m, c, uopt);
+  } else {
+    try {
+      uni = plan::plan(m, c, uopt);
+    } catch (const core::InputError&) {
+      if (!run.layerwise) throw;
+    }
+  }
+  plan::LayerwisePlan lw;
+  if (run.layerwise) {
+    plan::LayerwiseOptions lo;
+    lo.global_batch = opt.global_batch;
+    lo.dtype = opt.dtype;
+    lo.cost = opt.cost;
+    lo.max_pp = opt.max_pp;
+    if (opt.max_tp > 0) lo.space.max_tp = opt.max_tp;
+    lw = plan::plan_layerwise(m, c, lo);
+  }
+  if (!lw.found && !uni)
+    throw core::InputError(fmt::format("plan: model {} fits no plan on {} within the memory budget (gbs {})", m.name,
+                                       c.name, opt.global_batch == 0 ? std::string("auto") : std::to_string(opt.global_batch)));
+  std::FILE* out = run.json_file == "-" ? stderr : stdout;
+  const double best = std::max(lw.found ? lw.estimate.samples_per_s : 0.0, uni ? uni->top.front().estimate.samples_per_s : 0.0);
+  std::vector<std::vector<std::string>> rows;
+  if (lw.found) rows.push_back(row("per-layer (BMW)", lw.strategy, lw.estimate, best));
+  if (uni) rows.push_back(row("best uniform", uni->top.front().strategy, uni->top.front().estimate, best));
+  fmt::print(out, "strata plan: model {} on {} ({} devices), gbs {}\n\n{}\n", m.name, c.name, c.num_devices(),
+             opt.global_batch == 0 ? std::string("auto") : std::to_string(opt.global_batch),
+             core::render_table({"plan", "gbs", "mbs", "shape", "samples/s", "time/iter", "MFU", "peak mem", "vs best"}, rows));
+  if (lw.found) {
+    fmt::print(out, "per-layer choices:\n");
+    for (const auto& line : plan::describe_layer_choices(lw.strategy)) fmt::print(out, "  {}\n", line);
+    if (uni)
+      fmt::print(out, "per-layer plan vs best uniform: {:.2f}x\n",
+                 lw.estimate.samples_per_s / uni->top.front().estimate.samples_per_s);
+    fmt::print(out, "search: {} configurations, {} stage DPs, {:.3f} s\n", lw.configs, lw.dp_runs, lw.search_time_s);
+  }
+  const bool lw_best = lw.found && (!uni || lw.estimate.samples_per_s >= uni->top.front().estimate.samples_per_s);
+  const cost::Strategy& bs = lw_best ? lw.strategy : uni->top.front().strategy;
+  fmt::print(out, "best strategy: {}\n", cost::to_cli_string(bs));
+  if (run.json_file.empty()) return;
+  nlohmann::ordered_json j;
+  j["best"]["strategy"] = cost::to_json(bs);
+  j["best"]["estimate"] = cost::to_json(lw_best ? lw.estimate : uni->top.front().estimate);
+  j["best"]["cli"] = cost::to_cli_string(bs);
+  if (lw.found) j["layer_choices"] = plan::describe_layer_choices(lw.strategy);
+  if (uni) {
+    j["uniform_best"]["strategy"] = cost::to_json(uni->top.front().strategy);
+    j["uniform_best"]["estimate"] = cost::to_json(uni->top.front().estimate);
+  }
+  write_output(run.json_file, core::dump_json(j) + "\n", "plan: --json");
+}
+
+}  // namespace strata::cli
