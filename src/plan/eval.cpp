@@ -48,7 +48,7 @@ DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp,
 
 DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp, int tp, int pp,
                             std::shared_ptr<const std::vector<int>> placement, std::string label, std::int64_t gbs,
-                            hw::Dtype dtype, const cost::CostOptions& opt) {
+                            hw::Dtype dtype, const cost::CostOptions& opt, bool reuse_twins) {
   DegreeUnit u;
   u.dp = dp;
   u.tp = tp;
@@ -67,7 +67,7 @@ DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp,
     const std::span<const int> devs = u.stage_devices[st];
     int cls = -1;
     for (int prev : built)
-      if (hw::same_topology(c, devs, u.stage_devices[prev])) {
+      if (reuse_twins && hw::same_topology(c, devs, u.stage_devices[prev])) {
         cls = u.stage_class[prev];
         break;
       }
@@ -319,7 +319,7 @@ EvalResult evaluate(const model::Model& m, const hw::Cluster& c, const LayerInde
 
 EvalResult evaluate(const model::Model& m, const hw::Cluster& c, const LayerIndex& li, const DegreeUnit& u,
                     const Variant& var, const ScheduleChoice& sc, const cost::CostOptions& opt,
-                    const std::vector<std::vector<cost::LayerStageCost>>* shape_costs) {
+                    const std::vector<std::vector<cost::LayerStageCost>>* shape_costs, bool reference) {
   EvalResult r;
   cost::Strategy s = make_strategy(u, var, sc);
   double objective = 0;
@@ -363,7 +363,7 @@ EvalResult evaluate(const model::Model& m, const hw::Cluster& c, const LayerInde
   // The unit's class contexts and the variant's layer costs (the estimate is bit-identical without them).
   cost::PrebuiltStages pre{u.class_ctx, u.stage_class, {}, li.shape_of};
   if (shape_costs) pre.shape_cost = *shape_costs;
-  with_flops.prebuilt = &pre;
+  if (!reference) with_flops.prebuilt = &pre;
   cost::Estimate e = cost::estimate(m, c, s, with_flops);
   if (!e.fits) {
     r.reject_reason = "does not fit memory";

@@ -60,9 +60,10 @@ struct CutCache {
 DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp, int tp, int pp,
                             std::vector<int> placement, std::string label, std::int64_t gbs, hw::Dtype dtype,
                             const cost::CostOptions& opt);
+// reuse_twins = false builds every stage's context (the per-device reference path of PlanOptions::symmetry).
 DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp, int tp, int pp,
                             std::shared_ptr<const std::vector<int>> placement, std::string label, std::int64_t gbs,
-                            hw::Dtype dtype, const cost::CostOptions& opt);
+                            hw::Dtype dtype, const cost::CostOptions& opt, bool reuse_twins = true);
 
 // The knobs below the degrees.
 struct Variant {
@@ -122,6 +123,7 @@ EvalResult evaluate(const model::Model& m, const hw::Cluster& c, const LayerInde
 // schedule of the variant: layer costs do not read the schedule), so a variant's schedules cost its layers once.
 EvalResult evaluate(const model::Model& m, const hw::Cluster& c, const LayerIndex& li, const DegreeUnit& u,
                     const Variant& var, const ScheduleChoice& sc, const cost::CostOptions& opt,
-                    const std::vector<std::vector<cost::LayerStageCost>>* shape_costs);
+                    const std::vector<std::vector<cost::LayerStageCost>>* shape_costs, bool reference = false);
+// (reference = true: the estimate builds its own contexts and layer costs, PlanOptions::symmetry = false.)
 
 }  // namespace strata::plan::detail

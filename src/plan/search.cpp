@@ -238,7 +238,8 @@ Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOp
       sp.valid_dp.push_back(dp);
       for (const auto& [placement, label] : places.of(tp)) {
         const int unit = static_cast<int>(sp.units.size());
-        sp.units.push_back(detail::make_degree_unit(m, c, dp, tp, pp, placement, label, gbs, opt.dtype, opt.cost));
+        sp.units.push_back(
+            detail::make_degree_unit(m, c, dp, tp, pp, placement, label, gbs, opt.dtype, opt.cost, opt.symmetry));
         std::vector<model::Recompute> rcs{model::Recompute::none};
         if (!three_d) rcs = {model::Recompute::none, model::Recompute::selective, model::Recompute::full};
         std::vector<bool> sps{false};
@@ -415,7 +416,8 @@ PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& 
         return;
       }
       const auto& uv = sp.uvs[cf.uv];
-      out[i] = detail::evaluate(m, c, li, sp.units[uv.unit], uv.var, cf.sc, opt.cost, &shape_costs[cf.uv]);
+      out[i] = detail::evaluate(m, c, li, sp.units[uv.unit], uv.var, cf.sc, opt.cost,
+                                opt.symmetry ? &shape_costs[cf.uv] : nullptr, !opt.symmetry);
       out[i].cand.order = cf.order;
     });
     for (std::size_t i = 0; i < out.size(); ++i) {

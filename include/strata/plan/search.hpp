@@ -42,6 +42,10 @@ struct PlanOptions {
   int anneal_iterations = 300;
   int batch_size = 64;             // pruning batch (results do not depend on it; only `evaluated` may)
   bool exhaustive = false;         // cost every configuration (no lower-bound pruning): the tests' reference
+  // Symmetry-aware evaluation (docs/planner.md §Scale): stage contexts built once per translated-twin stage and
+  // reused by estimate, layer costs once per variant. false = the per-device reference path (every stage's
+  // context built, every estimate from scratch); the plans are identical (tests/plan/test_plan_symmetry).
+  bool symmetry = true;
   // Called between batches with (configurations visited, total) — for a progress line. May be empty.
   std::function<void(std::int64_t, std::int64_t)> progress;
 };
