@@ -222,6 +222,14 @@ bool same_node_kind(const Node& a, const Node& b) {
 }
 }  // namespace
 
+namespace {
+bool consecutive(std::span<const int> v) {
+  bool ok = true;
+  for (std::size_t i = 0; i < v.size(); ++i) ok &= v[i] == v[0] + static_cast<int>(i);
+  return ok;
+}
+}  // namespace
+
 bool same_topology(const Cluster& c, std::span<const int> a, std::span<const int> b) {
   if (c.bw_matrix || a.size() != b.size()) return false;
   if (a.empty()) return true;
@@ -229,6 +237,23 @@ bool same_topology(const Cluster& c, std::span<const int> a, std::span<const int
   const auto& db0 = c.devices[b[0]];
   const int ra0 = c.nodes[da0.node].rack, rb0 = c.nodes[db0.node].rack;
   const int node_shift = db0.node - da0.node;
+  if (consecutive(a) && consecutive(b)) {
+    // Runs of consecutive device ids (node-major placements): the per-device conditions below hold for a whole
+    // node run once they hold for its first device (same node kind ⇒ same size, one GPU type per node), so the
+    // walk is per node.
+    const int n = static_cast<int>(a.size());
+    for (int i = 0; i < n;) {
+      const auto& da = c.devices[a[0] + i];
+      const auto& db = c.devices[b[0] + i];
+      if (da.local_index != db.local_index || da.gpu_type != db.gpu_type || db.node - da.node != node_shift)
+        return false;
+      const auto& na = c.nodes[da.node];
+      const auto& nb = c.nodes[db.node];
+      if (na.rack - ra0 != nb.rack - rb0 || (na.id != nb.id && !same_node_kind(na, nb))) return false;
+      i += std::max(1, std::min(n - i, na.num_devices - da.local_index));
+    }
+    return true;
+  }
   int last_a = -1, last_b = -1;  // the node pair checked last (node runs repeat it)
   for (std::size_t i = 0; i < a.size(); ++i) {
     const auto& da = c.devices[a[i]];
