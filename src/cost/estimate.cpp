@@ -52,34 +52,6 @@ bool same_numbers(const StageContext& a, const StageContext& b) {
          a.dp_allreduce_s_per_byte == b.dp_allreduce_s_per_byte && a.dp_allreduce_latency_s == b.dp_allreduce_latency_s;
 }
 
-bool same_node_kind(const hw::Node& a, const hw::Node& b) {
-  return a.node_type == b.node_type && a.num_devices == b.num_devices && a.intra.name == b.intra.name &&
-         a.intra.bw_bytes_per_s == b.intra.bw_bytes_per_s && a.intra.latency_s == b.intra.latency_s &&
-         a.nics == b.nics && a.nic.bw_bytes_per_s == b.nic.bw_bytes_per_s && a.nic.latency_s == b.nic.latency_s &&
-         a.intra_bw_matrix == b.intra_bw_matrix;
-}
-
-// Two stages whose devices sit at the same positions of equivalent nodes (same node kinds, same relative node and
-// rack offsets, same local indices) have identical groups up to a translation, so make_stage_context gives the
-// same numbers: reuse them (a uniform 64-stage pipeline builds one context). Never with a full bw matrix.
-bool same_topology(const hw::Cluster& c, std::span<const int> a, std::span<const int> b) {
-  if (c.bw_matrix || a.size() != b.size()) return false;
-  const auto& da0 = c.devices[a[0]];
-  const auto& db0 = c.devices[b[0]];
-  const int ra0 = c.nodes[da0.node].rack, rb0 = c.nodes[db0.node].rack;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const auto& da = c.devices[a[i]];
-    const auto& db = c.devices[b[i]];
-    if (da.local_index != db.local_index || da.gpu_type != db.gpu_type || da.node - da0.node != db.node - db0.node)
-      return false;
-    if (i > 0 && da.node == c.devices[a[i - 1]].node && db.node == c.devices[b[i - 1]].node) continue;
-    const auto& na = c.nodes[da.node];
-    const auto& nb = c.nodes[db.node];
-    if (na.rack - ra0 != nb.rack - rb0 || !same_node_kind(na, nb)) return false;
-  }
-  return true;
-}
-
 std::string gpu_name_of(const hw::Cluster& c, const StageContext& ctx) { return c.gpu_types[ctx.gpu_type].name; }
 
 }  // namespace
@@ -109,21 +81,33 @@ Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s
   std::vector<int> memo_of(p, -1);
   std::vector<int> memo_owner;  // the first stage of each memo
   std::vector<int> distinct;  // stages whose context was built (not copied)
+  const PrebuiltStages* pre = opt.prebuilt;
+  std::vector<int> first_of_class(pre ? pre->class_ctx.size() : 0, -1);  // with `pre`: a class's first stage
   for (int st = 0; st < p; ++st) {
-    devs.clear();
-    for (int d = 0; d < s.dp; ++d)
-      for (int r = 0; r < s.tp; ++r) devs.push_back(s.device(st, d, r));
+    // Stage st's devices in rank order (dp_rank·tp + tp_rank) are the st-th dp·tp slice of the placement.
+    const auto slice = s.placement.begin() + static_cast<std::ptrdiff_t>(st) * s.dp * s.tp;
+    devs.assign(slice, slice + static_cast<std::ptrdiff_t>(s.dp) * s.tp);
     int twin = -1;
-    for (int prev : distinct)
-      if (same_topology(c, devs, est.stages[prev].devices)) {
-        twin = prev;
-        break;
-      }
+    if (pre) {
+      twin = first_of_class[pre->stage_class[st]];
+      if (twin < 0) first_of_class[pre->stage_class[st]] = st;
+    } else {
+      for (int prev : distinct)
+        if (hw::same_topology(c, devs, est.stages[prev].devices)) {
+          twin = prev;
+          break;
+        }
+    }
     if (twin >= 0) {
       ctx_of[st] = ctx_of[twin];
     } else {
       ctx_of[st] = static_cast<int>(built.size());
-      built.push_back(make_stage_context(m, c, s, devs, opt));
+      if (pre) {
+        built.push_back(pre->class_ctx[pre->stage_class[st]]);
+        built.back().strategy = &s;
+      } else {
+        built.push_back(make_stage_context(m, c, s, devs, opt));
+      }
       distinct.push_back(st);
     }
     const StageContext& ctx = built[ctx_of[st]];
@@ -143,6 +127,8 @@ Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s
     LayerMemo& memo = memos[memo_index];
     const StageLayerSums ls = sum_stage_layers(m, s, bounds, st, false,
                                                [&](int li, model::Recompute mode) -> const LayerStageCost& {
+                                                 if (pre && !pre->shape_cost.empty() && mode == s.recompute)
+                                                   return pre->shape_cost[pre->stage_class[st]][pre->shape_of[li]];
                                                  return memo.get(m, m.layers[li], ctx, mode);
                                                });
     const StageSums& sums = ls.sums;
@@ -181,7 +167,7 @@ Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s
           c.devices[to[0]].node - c.devices[from[0]].node == c.devices[pt[0]].node - c.devices[pf[0]].node &&
           c.nodes[c.devices[to[0]].node].rack - c.nodes[c.devices[from[0]].node].rack ==
               c.nodes[c.devices[pt[0]].node].rack - c.nodes[c.devices[pf[0]].node].rack &&
-          same_topology(c, from, pf) && same_topology(c, to, pt)) {
+          hw::same_topology(c, from, pf) && hw::same_topology(c, to, pt)) {
         twin = prev;
         break;
       }

@@ -40,28 +40,41 @@ AlphaBeta fit_linear(Collective kind, int n, const GroupBandwidth& g, const Prof
   return {t0, (t1 - t0) / kProbeBytes};
 }
 
-// Devices of multi-node groups leaving through each NIC (NIC id, count): a short list, linear search.
+// Devices of multi-node groups leaving through each NIC: a count per global NIC, kept in a per-thread buffer so
+// that a stage of any size costs O(its devices) (only the touched entries are reset).
 struct NicLoad {
-  std::vector<std::pair<int, int>> count;
-  void add(int nic) {
-    for (auto& [n, k] : count)
-      if (n == nic) {
-        ++k;
-        return;
-      }
-    count.emplace_back(nic, 1);
+  std::vector<int>& count;
+  std::vector<int> touched;
+  explicit NicLoad(const hw::Cluster& c) : count(buffer()) {
+    if (count.size() < static_cast<std::size_t>(hw::num_nics(c))) count.assign(hw::num_nics(c), 0);
   }
-  int of(int nic) const {
-    for (const auto& [n, k] : count)
-      if (n == nic) return k;
-    return 0;
+  ~NicLoad() {
+    for (int n : touched) count[n] = 0;
+  }
+  void add(int nic) {
+    if (count[nic]++ == 0) touched.push_back(nic);
+  }
+  int of(int nic) const { return count[nic]; }
+  static std::vector<int>& buffer() {
+    thread_local std::vector<int> b;
+    return b;
   }
 };
+
+bool same_links(const hw::GroupLinks& a, const hw::GroupLinks& b) {
+  return a.bw_bytes_per_s == b.bw_bytes_per_s && a.latency_s == b.latency_s && a.intra_node == b.intra_node &&
+         a.num_nodes == b.num_nodes && a.max_devices_per_node == b.max_devices_per_node &&
+         a.intra_bw_bytes_per_s == b.intra_bw_bytes_per_s && a.inter_bw_bytes_per_s == b.inter_bw_bytes_per_s &&
+         a.intra_latency_s == b.intra_latency_s && a.inter_latency_s == b.inter_latency_s &&
+         a.min_devices_per_node == b.min_devices_per_node && a.uniform_per_node == b.uniform_per_node &&
+         a.max_devices_per_nic == b.max_devices_per_nic && a.num_racks == b.num_racks;
+}
 
 // The α–β of `kinds` over a set of groups that communicate at the same time (the stage's tp groups, or its dp
 // groups), keeping the worst group. NIC sharing: a multi-node group's members on NIC n share it with every other
 // multi-node group member on n, so its concurrency is max over its own NICs of (load on n) / (its members on n)
-// — counted on the group's own NICs, not the stage's most crowded one.
+// — counted on the group's own NICs, not the stage's most crowded one. A group whose links and concurrency equal
+// the previous group's gives the same α–β (worst() is idempotent), so it is not fitted again.
 void groups_alpha_beta(const hw::Cluster& c, std::span<const int> stage_devices, int groups, int group_size,
                        int stride_group, int stride_member, CommOptions co, const Profile* profile, Collective k1,
                        AlphaBeta& out1, Collective k2, AlphaBeta& out2) {
@@ -71,13 +84,14 @@ void groups_alpha_beta(const hw::Cluster& c, std::span<const int> stage_devices,
     for (int j = 0; j < group_size; ++j) members[j] = stage_devices[g * stride_group + j * stride_member];
   };
   std::vector<hw::GroupLinks> links(static_cast<std::size_t>(groups));
-  NicLoad load;
+  NicLoad load(c);
   for (int g = 0; g < groups; ++g) {
     fill(g);
     links[g] = hw::group_links(c, members);
     if (!links[g].intra_node)
       for (int d : members) load.add(hw::nic_of(c, d));
   }
+  int last_group = -1, last_concurrent = 0;
   for (int g = 0; g < groups; ++g) {
     const auto& l = links[g];
     int concurrent = 1;
@@ -88,6 +102,9 @@ void groups_alpha_beta(const hw::Cluster& c, std::span<const int> stage_devices,
       const int own = std::max(1, l.max_devices_per_nic);
       concurrent = std::max(1, (busiest + own - 1) / own);
     }
+    if (last_group >= 0 && concurrent == last_concurrent && same_links(l, links[last_group])) continue;
+    last_group = g;
+    last_concurrent = concurrent;
     co.concurrent_groups_per_nic = concurrent;
     const auto gb = group_bandwidth(l, group_size, co);
     out1 = worst(out1, fit_linear(k1, group_size, gb, profile));

@@ -213,6 +213,63 @@ bool same_node(const Cluster& c, std::span<const int> devices) {
   return true;
 }
 
+namespace {
+bool same_node_kind(const Node& a, const Node& b) {
+  return a.num_devices == b.num_devices && a.nics == b.nics && a.node_type == b.node_type && a.num_devices == b.num_devices && a.intra.name == b.intra.name &&
+         a.intra.bw_bytes_per_s == b.intra.bw_bytes_per_s && a.intra.latency_s == b.intra.latency_s &&
+         a.nics == b.nics && a.nic.bw_bytes_per_s == b.nic.bw_bytes_per_s && a.nic.latency_s == b.nic.latency_s &&
+         a.intra_bw_matrix == b.intra_bw_matrix;
+}
+}  // namespace
+
+namespace {
+bool consecutive(std::span<const int> v) {
+  bool ok = true;
+  for (std::size_t i = 0; i < v.size(); ++i) ok &= v[i] == v[0] + static_cast<int>(i);
+  return ok;
+}
+}  // namespace
+
+bool same_topology(const Cluster& c, std::span<const int> a, std::span<const int> b) {
+  if (c.bw_matrix || a.size() != b.size()) return false;
+  if (a.empty()) return true;
+  const auto& da0 = c.devices[a[0]];
+  const auto& db0 = c.devices[b[0]];
+  const int ra0 = c.nodes[da0.node].rack, rb0 = c.nodes[db0.node].rack;
+  const int node_shift = db0.node - da0.node;
+  if (consecutive(a) && consecutive(b)) {
+    // Runs of consecutive device ids (node-major placements): the per-device conditions below hold for a whole
+    // node run once they hold for its first device (same node kind ⇒ same size, one GPU type per node), so the
+    // walk is per node.
+    const int n = static_cast<int>(a.size());
+    for (int i = 0; i < n;) {
+      const auto& da = c.devices[a[0] + i];
+      const auto& db = c.devices[b[0] + i];
+      if (da.local_index != db.local_index || da.gpu_type != db.gpu_type || db.node - da.node != node_shift)
+        return false;
+      const auto& na = c.nodes[da.node];
+      const auto& nb = c.nodes[db.node];
+      if (na.rack - ra0 != nb.rack - rb0 || (na.id != nb.id && !same_node_kind(na, nb))) return false;
+      i += std::max(1, std::min(n - i, na.num_devices - da.local_index));
+    }
+    return true;
+  }
+  int last_a = -1, last_b = -1;  // the node pair checked last (node runs repeat it)
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const auto& da = c.devices[a[i]];
+    const auto& db = c.devices[b[i]];
+    if (da.local_index != db.local_index || da.gpu_type != db.gpu_type || db.node - da.node != node_shift)
+      return false;
+    if (da.node == last_a && db.node == last_b) continue;
+    last_a = da.node;
+    last_b = db.node;
+    const auto& na = c.nodes[da.node];
+    const auto& nb = c.nodes[db.node];
+    if (na.rack - ra0 != nb.rack - rb0 || (na.id != nb.id && !same_node_kind(na, nb))) return false;
+  }
+  return true;
+}
+
 double total_memory_bytes(const Cluster& c) {
   double total = 0;
   for (const auto& d : c.devices) total += c.gpu_types[static_cast<std::size_t>(d.gpu_type)].memory_bytes;
@@ -220,8 +277,12 @@ double total_memory_bytes(const Cluster& c) {
 }
 
 double total_peak_flops(const Cluster& c, Dtype dt) {
+  // Each type's peak once (GpuSpec::peak applies the fallback rule), then the sum in device order (the same
+  // additions, so the same bits, as summing peak() per device).
+  std::vector<double> peak(c.gpu_types.size());
+  for (std::size_t t = 0; t < peak.size(); ++t) peak[t] = c.gpu_types[t].peak(dt);
   double total = 0;
-  for (const auto& d : c.devices) total += c.gpu_types[static_cast<std::size_t>(d.gpu_type)].peak(dt);
+  for (const auto& d : c.devices) total += peak[static_cast<std::size_t>(d.gpu_type)];
   return total;
 }
 

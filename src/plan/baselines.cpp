@@ -28,6 +28,22 @@ cost::Strategy base_strategy(const hw::Cluster& c, int dp, int tp, int pp, std::
 
 bool better_time(const cost::Estimate& a, const cost::Estimate& b) { return a.iteration_time_s < b.iteration_time_s; }
 
+// The baselines' Megatron-placement units by (tp, pp): their stage contexts built once (twin stages shared) and
+// handed to every estimate of that shape (bit-identical to building them per estimate; docs/planner.md §Scale).
+using UnitCache = std::map<std::pair<int, int>, DegreeUnit>;
+cost::Estimate estimate_on_unit(const model::Model& m, const hw::Cluster& c, const cost::Strategy& s,
+                                const PlanOptions& opt, UnitCache& units) {
+  if (!opt.symmetry) return cost::estimate(m, c, s, opt.cost);
+  auto it = units.find({s.tp, s.pp});
+  if (it == units.end())
+    it = units.emplace(std::make_pair(s.tp, s.pp), make_degree_unit(m, c, s.dp, s.tp, s.pp, s.placement, "megatron",
+                                                                    s.global_batch, s.dtype, opt.cost)).first;
+  const cost::PrebuiltStages pre{it->second.class_ctx, it->second.stage_class, {}, {}};
+  cost::CostOptions with = opt.cost;
+  with.prebuilt = &pre;
+  return cost::estimate(m, c, s, with);
+}
+
 Baseline megatron_baseline(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt, PlanResult& res) {
   Baseline b{"megatron", false, {}, {}, ""};
   const int n = c.num_devices(), L = static_cast<int>(m.layers.size());
@@ -49,6 +65,7 @@ Baseline megatron_baseline(const model::Model& m, const hw::Cluster& c, const Pl
       mbss.push_back(mbs);
   std::sort(mbss.begin(), mbss.end());
   mbss.erase(std::unique(mbss.begin(), mbss.end()), mbss.end());
+  UnitCache units;
   for (std::int64_t mbs : mbss) {
     int fitting_product = 0;
     for (const auto& [prod, tp, pp] : combos) {
@@ -57,7 +74,7 @@ Baseline megatron_baseline(const model::Model& m, const hw::Cluster& c, const Pl
       if (opt.global_batch % (static_cast<std::int64_t>(dp) * mbs) != 0) continue;
       cost::Strategy s = base_strategy(c, dp, tp, pp, mbs, opt);
       s.split = cost::default_split(m, pp);
-      cost::Estimate e = cost::estimate(m, c, s, opt.cost);
+      cost::Estimate e = estimate_on_unit(m, c, s, opt, units);
       ++res.evaluated;
       if (!e.fits) continue;
       fitting_product = prod;
@@ -85,6 +102,7 @@ Baseline data_parallel_baseline(const model::Model& m, const hw::Cluster& c, con
   }
   std::vector<model::Recompute> rcs{model::Recompute::none};
   if (opt.space != Space::three_d) rcs = {model::Recompute::none, model::Recompute::selective, model::Recompute::full};
+  UnitCache units;
   for (std::int64_t mbs : divisors_of_quotient(divisors(opt.global_batch), opt.global_batch, n,
                                                max_useful_micro_batch(m, c, 1, opt.dtype)))
     for (auto rc : rcs) {
@@ -92,7 +110,7 @@ Baseline data_parallel_baseline(const model::Model& m, const hw::Cluster& c, con
       s.zero_stage = n > 1 ? zero : 0;
       s.recompute = rc;
       s.split = cost::default_split(m, 1);
-      cost::Estimate e = cost::estimate(m, c, s, opt.cost);
+      cost::Estimate e = estimate_on_unit(m, c, s, opt, units);
       ++res.evaluated;
       if (e.fits && (!b.found || better_time(e, b.estimate))) {
         b.found = true;

@@ -42,6 +42,13 @@ auto ctx_key(const cost::StageContext& x) {
 DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp, int tp, int pp,
                             std::vector<int> placement, std::string label, std::int64_t gbs, hw::Dtype dtype,
                             const cost::CostOptions& opt) {
+  return make_degree_unit(m, c, dp, tp, pp, std::make_shared<const std::vector<int>>(std::move(placement)),
+                          std::move(label), gbs, dtype, opt);
+}
+
+DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp, int tp, int pp,
+                            std::shared_ptr<const std::vector<int>> placement, std::string label, std::int64_t gbs,
+                            hw::Dtype dtype, const cost::CostOptions& opt, bool reuse_twins) {
   DegreeUnit u;
   u.dp = dp;
   u.tp = tp;
@@ -52,30 +59,39 @@ DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp,
   u.proto.pp = pp;
   u.proto.global_batch = gbs;
   u.proto.dtype = dtype;
-  u.proto.placement = std::move(placement);
+  u.placement = std::move(placement);
+  u.stage_devices = StageDevices{u.placement.get(), dp * tp, pp};
   u.cuts = std::make_shared<CutCache>();
+  std::vector<int> built;  // stages whose context was built (the twins' references)
   for (int st = 0; st < pp; ++st) {
-    std::vector<int> devs;
-    for (int d = 0; d < dp; ++d)
-      for (int r = 0; r < tp; ++r) devs.push_back(u.proto.device(st, d, r));
-    cost::StageContext ctx = cost::make_stage_context(m, c, u.proto, devs, opt);
+    const std::span<const int> devs = u.stage_devices[st];
     int cls = -1;
-    for (std::size_t k = 0; k < u.class_ctx.size() && cls < 0; ++k)
-      if (ctx_key(u.class_ctx[k]) == ctx_key(ctx)) cls = static_cast<int>(k);
+    for (int prev : built)
+      if (reuse_twins && hw::same_topology(c, devs, u.stage_devices[prev])) {
+        cls = u.stage_class[prev];
+        break;
+      }
     if (cls < 0) {
-      cls = static_cast<int>(u.class_ctx.size());
-      ctx.strategy = nullptr;  // re-pointed per strategy (class_costs)
-      u.class_ctx.push_back(std::move(ctx));
+      cost::StageContext ctx = cost::make_stage_context(m, c, u.proto, devs, opt);
+      built.push_back(st);
+      for (std::size_t k = 0; k < u.class_ctx.size() && cls < 0; ++k)
+        if (ctx_key(u.class_ctx[k]) == ctx_key(ctx)) cls = static_cast<int>(k);
+      if (cls < 0) {
+        cls = static_cast<int>(u.class_ctx.size());
+        ctx.strategy = nullptr;  // re-pointed per strategy (class_costs)
+        ctx.devices.clear();     // not read by the layer costs; the stage's devices are stage_devices[st]
+        ctx.devices.shrink_to_fit();
+        u.class_ctx.push_back(std::move(ctx));
+      }
     }
     u.stage_class.push_back(cls);
-    u.stage_devices.push_back(std::move(devs));
   }
   return u;
 }
 
 cost::Strategy make_strategy(const DegreeUnit& u, const Variant& var, const ScheduleChoice& sc) {
   cost::Strategy s = make_strategy_light(u, var, sc);
-  s.placement = u.proto.placement;
+  s.placement = *u.placement;
   return s;
 }
 
@@ -106,6 +122,17 @@ ClassCosts class_costs(const model::Model& m, const LayerIndex& li, const Degree
       cc.shape[k].push_back(cost::layer_stage_cost(m, m.layers[rep], cc.ctx[k], s.recompute));
   return cc;
 }
+
+namespace {
+ClassCosts cached_class_costs(const DegreeUnit& u, const cost::Strategy& s,
+                              const std::vector<std::vector<cost::LayerStageCost>>& shape) {
+  ClassCosts cc;
+  cc.ctx = u.class_ctx;
+  for (auto& x : cc.ctx) x.strategy = &s;
+  cc.shape = shape;
+  return cc;
+}
+}  // namespace
 
 double min_work_s(const LayerIndex& li, const ClassCosts& cc) {
   double sum = 0;
@@ -288,6 +315,12 @@ SplitProblem build_split_problem(const model::Model& m, const hw::Cluster& c, co
 
 EvalResult evaluate(const model::Model& m, const hw::Cluster& c, const LayerIndex& li, const DegreeUnit& u,
                     const Variant& var, const ScheduleChoice& sc, const cost::CostOptions& opt) {
+  return evaluate(m, c, li, u, var, sc, opt, nullptr);
+}
+
+EvalResult evaluate(const model::Model& m, const hw::Cluster& c, const LayerIndex& li, const DegreeUnit& u,
+                    const Variant& var, const ScheduleChoice& sc, const cost::CostOptions& opt,
+                    const std::vector<std::vector<cost::LayerStageCost>>* shape_costs, bool reference) {
   EvalResult r;
   cost::Strategy s = make_strategy(u, var, sc);
   double objective = 0;
@@ -295,7 +328,7 @@ EvalResult evaluate(const model::Model& m, const hw::Cluster& c, const LayerInde
     s.split = cost::default_split(m, s.pp * s.virtual_stages);
     // Memory of Megatron's split from the cached layer costs (the cost model's StageSums / stage_memory), so
     // that configurations that cannot fit never reach the full estimate.
-    const ClassCosts cc = class_costs(m, li, u, s);
+    const ClassCosts cc = shape_costs ? cached_class_costs(u, s, *shape_costs) : class_costs(m, li, u, s);
     const auto bounds = cost::chunk_boundaries(s);
     for (int st = 0; st < s.pp; ++st) {
       const auto& row = cc.shape[u.stage_class[st]];
@@ -312,7 +345,7 @@ EvalResult evaluate(const model::Model& m, const hw::Cluster& c, const LayerInde
       }
     }
   } else {
-    const ClassCosts cc = class_costs(m, li, u, s);
+    const ClassCosts cc = shape_costs ? cached_class_costs(u, s, *shape_costs) : class_costs(m, li, u, s);
     const SplitProblem prob = build_split_problem(m, c, li, u, s, cc, opt);
     const SplitResult sr = solve_split(prob);
     r.split_solved = true;
@@ -328,6 +361,10 @@ EvalResult evaluate(const model::Model& m, const hw::Cluster& c, const LayerInde
   r.estimated = true;
   cost::CostOptions with_flops = opt;
   with_flops.sample_flops = &li.flops;
+  // The unit's class contexts and the variant's layer costs (the estimate is bit-identical without them).
+  cost::PrebuiltStages pre{u.class_ctx, u.stage_class, {}, li.shape_of};
+  if (shape_costs) pre.shape_cost = *shape_costs;
+  if (!reference) with_flops.prebuilt = &pre;
   cost::Estimate e = cost::estimate(m, c, s, with_flops);
   if (!e.fits) {
     r.reject_reason = "does not fit memory";

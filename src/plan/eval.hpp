@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <tuple>
 #include <string>
 #include <vector>
@@ -26,13 +27,27 @@ struct LayerIndex {
 };
 LayerIndex index_layers(const model::Model& m);
 
+// The devices of every stage of a unit as views into its (shared) placement: stage j's dp·tp devices in rank
+// order are placement[j·dp·tp, (j+1)·dp·tp) (r = (stage·dp + dp_rank)·tp + tp_rank), so no per-stage copy.
+struct StageDevices {
+  const std::vector<int>* placement = nullptr;
+  int per_stage = 0, stages = 0;
+  std::span<const int> operator[](int j) const {
+    return {placement->data() + static_cast<std::size_t>(j) * per_stage, static_cast<std::size_t>(per_stage)};
+  }
+  std::size_t size() const { return static_cast<std::size_t>(stages); }
+};
+
 // One (dp, tp, pp, placement): stage devices, and the stage contexts deduplicated into classes (stages whose
-// context numbers are identical cost every layer identically).
+// context numbers are identical cost every layer identically). Symmetry: a stage whose devices are a translation
+// of an earlier stage's (hw::same_topology) takes that stage's context without building it, so a uniform
+// pipeline builds one context; contexts keep no device list (class_ctx[k].devices is empty).
 struct DegreeUnit {
   int dp = 1, tp = 1, pp = 1;
   std::string placement_label;
-  cost::Strategy proto;                         // degrees, gbs, dtype, placement
-  std::vector<std::vector<int>> stage_devices;  // [stage] dp·tp devices in rank order
+  cost::Strategy proto;                         // degrees, gbs, dtype (the placement is `placement`, shared)
+  std::shared_ptr<const std::vector<int>> placement;  // dp·tp·pp devices, shared by units with equal placements
+  StageDevices stage_devices;                   // [stage] dp·tp devices in rank order (views into `placement`)
   std::vector<cost::StageContext> class_ctx;    // [class]
   std::vector<int> stage_class;                 // [stage]
   // p2p times of cuts, memoised per (stage pair, sp, bytes): p2p_time scans the stage's devices.
@@ -45,6 +60,10 @@ struct CutCache {
 DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp, int tp, int pp,
                             std::vector<int> placement, std::string label, std::int64_t gbs, hw::Dtype dtype,
                             const cost::CostOptions& opt);
+// reuse_twins = false builds every stage's context (the per-device reference path of PlanOptions::symmetry).
+DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp, int tp, int pp,
+                            std::shared_ptr<const std::vector<int>> placement, std::string label, std::int64_t gbs,
+                            hw::Dtype dtype, const cost::CostOptions& opt, bool reuse_twins = true);
 
 // The knobs below the degrees.
 struct Variant {
@@ -101,5 +120,11 @@ struct EvalResult {
 // Split (exact DP, or Megatron's for interleaved) + cost::estimate of one configuration.
 EvalResult evaluate(const model::Model& m, const hw::Cluster& c, const LayerIndex& li, const DegreeUnit& u,
                     const Variant& var, const ScheduleChoice& sc, const cost::CostOptions& opt);
+// The same with the variant's per-class shape costs already computed (ClassCosts::shape of class_costs under any
+// schedule of the variant: layer costs do not read the schedule), so a variant's schedules cost its layers once.
+EvalResult evaluate(const model::Model& m, const hw::Cluster& c, const LayerIndex& li, const DegreeUnit& u,
+                    const Variant& var, const ScheduleChoice& sc, const cost::CostOptions& opt,
+                    const std::vector<std::vector<cost::LayerStageCost>>* shape_costs, bool reference = false);
+// (reference = true: the estimate builds its own contexts and layer costs, PlanOptions::symmetry = false.)
 
 }  // namespace strata::plan::detail

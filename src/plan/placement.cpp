@@ -65,22 +65,24 @@ std::vector<std::vector<int>> node_tp_groups(const hw::Node& n, int tp) {
   return groups;
 }
 
+// The tp groups (or single devices when tp does not divide every node) stably ordered by the rank of their GPU
+// type. A node holds one GPU type, so that is the nodes' groups taken rank by rank in node order: O(devices).
 std::vector<int> placement_for_type_order(const hw::Cluster& c, int tp, const std::vector<int>& type_rank) {
   bool tp_in_nodes = true;
   for (const auto& n : c.nodes)
     if (n.num_devices % tp != 0) tp_in_nodes = false;
-  std::vector<std::vector<int>> units;
-  if (tp_in_nodes) {
-    for (const auto& n : c.nodes)
-      for (auto& g : node_tp_groups(n, tp)) units.push_back(std::move(g));
-  } else {
-    for (const auto& d : c.devices) units.push_back({d.id});
-  }
-  std::stable_sort(units.begin(), units.end(), [&](const auto& a, const auto& b) {
-    return type_rank[c.devices[a[0]].gpu_type] < type_rank[c.devices[b[0]].gpu_type];
-  });
   std::vector<int> out;
-  for (const auto& u : units) out.insert(out.end(), u.begin(), u.end());
+  out.reserve(static_cast<std::size_t>(c.num_devices()));
+  const int k = static_cast<int>(c.gpu_types.size());
+  for (int rank = 0; rank < k; ++rank)
+    for (const auto& n : c.nodes) {
+      if (n.num_devices == 0 || type_rank[c.devices[n.first_device].gpu_type] != rank) continue;
+      if (!tp_in_nodes || (!n.intra_bw_matrix && tp > 0)) {  // single devices, or consecutive tp groups
+        for (int d = 0; d < n.num_devices; ++d) out.push_back(n.first_device + d);
+        continue;
+      }
+      for (const auto& g : node_tp_groups(n, tp)) out.insert(out.end(), g.begin(), g.end());
+    }
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <thread>
 
 #include "eval.hpp"
@@ -170,6 +171,36 @@ std::vector<std::int64_t> micro_batch_sizes(const std::vector<std::int64_t>& gbs
   return mbss;
 }
 
+// Placement candidates per tp (hetero_placements depends on tp only), each distinct placement stored once and
+// shared by every unit that uses it (the Megatron identity serves every tp): O(devices) per distinct placement,
+// not per (dp, tp, pp) unit.
+class PlacementCache {
+ public:
+  using Entry = std::pair<std::shared_ptr<const std::vector<int>>, std::string>;
+  PlacementCache(const hw::Cluster& c, PlacementMode mode) : c_(c), mode_(mode) {}
+  const std::vector<Entry>& of(int tp) {
+    if (auto it = by_tp_.find(tp); it != by_tp_.end()) return it->second;
+    std::vector<PlacementCandidate> places;
+    if (mode_ == PlacementMode::megatron) places.push_back({megatron_placement(c_), "megatron"});
+    else places = hetero_placements(c_, c_.num_devices() / tp, tp, 1);
+    std::vector<Entry> out;
+    for (auto& pc : places) out.emplace_back(intern(std::move(pc.placement)), std::move(pc.label));
+    return by_tp_.emplace(tp, std::move(out)).first->second;
+  }
+
+ private:
+  std::shared_ptr<const std::vector<int>> intern(std::vector<int> p) {
+    for (const auto& q : distinct_)
+      if (*q == p) return q;
+    distinct_.push_back(std::make_shared<const std::vector<int>>(std::move(p)));
+    return distinct_.back();
+  }
+  const hw::Cluster& c_;
+  PlacementMode mode_;
+  std::map<int, std::vector<Entry>> by_tp_;
+  std::vector<std::shared_ptr<const std::vector<int>>> distinct_;
+};
+
 // The enumeration of the space: degree units and configurations (in the deterministic order).
 Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt, Rejections& rej) {
   Space_ sp;
@@ -178,6 +209,7 @@ Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOp
   const std::int64_t gbs = opt.global_batch;
   const bool three_d = opt.space == Space::three_d;
   const std::vector<std::int64_t> gbs_divisors = divisors(gbs);
+  PlacementCache places(c, opt.placement);
   for (int tp : device_divisors(n)) {
     if (opt.max_tp > 0 && tp > opt.max_tp) {
       rej.add("degrees: tp > --max-tp", static_cast<std::int64_t>(divisors(n / tp).size()), fmt::format("tp={}", tp));
@@ -204,13 +236,10 @@ Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOp
         continue;
       }
       sp.valid_dp.push_back(dp);
-      std::vector<PlacementCandidate> places;
-      if (opt.placement == PlacementMode::megatron) places.push_back({megatron_placement(c), "megatron"});
-      else places = hetero_placements(c, dp, tp, pp);
-      for (auto& pc : places) {
+      for (const auto& [placement, label] : places.of(tp)) {
         const int unit = static_cast<int>(sp.units.size());
-        sp.units.push_back(detail::make_degree_unit(m, c, dp, tp, pp, std::move(pc.placement), std::move(pc.label),
-                                                    gbs, opt.dtype, opt.cost));
+        sp.units.push_back(
+            detail::make_degree_unit(m, c, dp, tp, pp, placement, label, gbs, opt.dtype, opt.cost, opt.symmetry));
         std::vector<model::Recompute> rcs{model::Recompute::none};
         if (!three_d) rcs = {model::Recompute::none, model::Recompute::selective, model::Recompute::full};
         // Oases (opt-in like pipedream/2bw: no engine export expresses it, docs/planner.md): cross-pass recompute.
@@ -338,6 +367,7 @@ PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& 
   // pre-check (static state alone too big for any stage).
   std::vector<double> work(sp.uvs.size());
   std::vector<detail::StaticTotals> statics(sp.uvs.size());
+  std::vector<std::vector<std::vector<cost::LayerStageCost>>> shape_costs(sp.uvs.size());  // [uv][class][shape]
   detail::parallel_for(opt.threads, static_cast<std::int64_t>(sp.uvs.size()), [&](std::int64_t i) {
     const auto& uv = sp.uvs[i];
     const auto& u = sp.units[uv.unit];
@@ -345,6 +375,7 @@ PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& 
     const detail::ClassCosts cc = detail::class_costs(m, li, u, s);
     work[i] = detail::min_work_s(li, cc);
     statics[i] = detail::static_totals(li, cc);
+    shape_costs[i] = cc.shape;
   });
   std::vector<detail::Config> kept;
   kept.reserve(sp.configs.size());
@@ -395,7 +426,8 @@ PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& 
         return;
       }
       const auto& uv = sp.uvs[cf.uv];
-      out[i] = detail::evaluate(m, c, li, sp.units[uv.unit], uv.var, cf.sc, opt.cost);
+      out[i] = detail::evaluate(m, c, li, sp.units[uv.unit], uv.var, cf.sc, opt.cost,
+                                opt.symmetry ? &shape_costs[cf.uv] : nullptr, !opt.symmetry);
       out[i].cand.order = cf.order;
     });
     for (std::size_t i = 0; i < out.size(); ++i) {
@@ -438,6 +470,7 @@ bool optimal_split(const model::Model& m, const hw::Cluster& c, cost::Strategy& 
   DegreeUnit u = detail::make_degree_unit(m, c, s.dp, s.tp, s.pp, s.placement, "given", s.global_batch, s.dtype, opt);
   u.proto = s;
   u.proto.split.clear();
+  u.proto.placement.clear();  // the unit's placement is u.placement
   if (s.schedule == cost::Schedule::interleaved || s.pp == 1) {
     s.split = cost::default_split(m, s.pp * s.virtual_stages);
     if (objective_s) *objective_s = 0;

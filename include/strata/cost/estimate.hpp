@@ -76,6 +76,9 @@ struct CostOptions {
   // model::sample_flops(m) of the estimated model when the caller already has it (the planner estimates one
   // model thousands of times); nullptr = computed by estimate().
   const model::SampleFlops* sample_flops = nullptr;
+  // Stage contexts (and optionally layer costs) the caller already built for this strategy's stages (the
+  // planner: one per stage class, cost/stage.hpp PrebuiltStages); nullptr = estimate() builds them.
+  const struct PrebuiltStages* prebuilt = nullptr;
 };
 
 // Estimates one complete, valid strategy (see complete_strategy). Deterministic and allocation-light.

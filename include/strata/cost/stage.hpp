@@ -95,6 +95,19 @@ struct StageContext {
 StageContext make_stage_context(const model::Model& m, const hw::Cluster& c, const Strategy& s,
                                 std::span<const int> stage_devices, const CostOptions& opt = {});
 
+// What a caller that costs many strategies on the same stages (the planner) hands to estimate() through
+// CostOptions::prebuilt, so that it neither rebuilds the contexts nor re-costs the layers: stage st's context is
+// class_ctx[stage_class[st]] (built by make_stage_context for the same cluster, devices, dp, tp and dtype; its
+// `strategy` is re-pointed), and when shape_cost is not empty, layer l under the strategy's own recompute mode
+// costs shape_cost[stage_class[st]][shape_of[l]] (layer_stage_cost under the same mbs, sp, ZeRO, recompute).
+// The estimate is then the same, bit for bit, as without it.
+struct PrebuiltStages {
+  std::span<const StageContext> class_ctx;
+  std::span<const int> stage_class;
+  std::span<const std::vector<LayerStageCost>> shape_cost;
+  std::span<const int> shape_of;
+};
+
 // Layers whose recompute mode follows Strategy::recompute_layers (the "blocks": transformer, encoder, decoder,
 // conv, generic); embeddings, heads and the like always use strategy.recompute. estimate() and the simulator
 // both classify with this.

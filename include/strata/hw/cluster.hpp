@@ -95,6 +95,11 @@ struct GroupLinks {
 GroupLinks group_links(const Cluster& c, std::span<const int> devices);
 
 bool same_node(const Cluster& c, std::span<const int> devices);
+// Two equally long device lists whose i-th devices sit at the same local index, on the same GPU type, on nodes of
+// the same kind (type, size, links, intra matrix) at the same node and rack offsets from the lists' first
+// devices: their groups are translations of each other, so every group and pair query gives the same numbers.
+// Always false with a full bw_matrix. O(list size), no allocation (the planner's and estimate's symmetry test).
+bool same_topology(const Cluster& c, std::span<const int> a, std::span<const int> b);
 // Global NIC index a device's inter-node traffic leaves through (devices of a node are spread evenly over its
 // NICs: local device i uses NIC ⌊i·nics/gpus⌋; with more NICs than GPUs this is the first of its NICs).
 int nic_of(const Cluster& c, int device);

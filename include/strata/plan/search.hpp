@@ -45,6 +45,10 @@ struct PlanOptions {
   std::int64_t max_micro_batches = 0;
   int max_v = 0;                   // largest interleaving v (0 = 8; 1 = no interleaved schedule)
   bool exhaustive = false;         // cost every configuration (no lower-bound pruning): the tests' reference
+  // Symmetry-aware evaluation (docs/planner.md §Scale): stage contexts built once per translated-twin stage and
+  // reused by estimate, layer costs once per variant. false = the per-device reference path (every stage's
+  // context built, every estimate from scratch); the plans are identical (tests/plan/test_plan_symmetry).
+  bool symmetry = true;
   // Called between batches with (configurations visited, total) — for a progress line. May be empty.
   std::function<void(std::int64_t, std::int64_t)> progress;
 };
