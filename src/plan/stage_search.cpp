@@ -1,16 +1,15 @@
-// plan/stage_search: the per-stage planner's exact dynamic program and objective sweep (stage_search.hpp;
-// docs/planner.md §Per-stage search).
+// plan/stage_search: the per-stage planner's exact dynamic program (stage_search.hpp; docs/planner.md §Per-stage
+// search).
 //
-// State (d, j, u, c): the suffix of the chain from layer j is split into d stages, the first of which has
-// configuration c, and the suffix uses u devices per GPU type (a mixed-radix index). Every closed form of
-// cost/per_stage is max_i q_i + Σ_i h_i over stages and boundaries (StageTables::stage_q/h, boundary_q/h), so:
-//   pipedream, 2bw (h = 0):  one min-max pass gives the optimum per u;
-//   gpipe, 1f1b:             for a bound B on every q, a min-sum pass gives S(B, u) = min Σ h; the optimum is
-//                            min_B B + S(B, u) over the q values B of feasible stages (AMP's bound sweep, as
-//                            plan/split), swept upwards from the min-max optimum and stopped once B + S(∞, u)
-//                            reaches the best found for every u.
-// Memory: a stage fits at depth d (stages from it to the end; 1F1B in-flight and PipeDream's weight versions
-// depend on it) when fit_depth ≥ d — the reason the state carries d.
+// Every closed form of cost/per_stage is F = max_i q_i + Σ_i h_i over stages and boundaries (StageTables::stage_q/h,
+// boundary_q/h; pipedream and 2bw have h = 0). State (d, a, u, c): the suffix of the chain from layer a split into
+// d stages, the first with configuration c, using u devices per GPU type (mixed-radix index). Its value is the
+// Pareto set of (Q = max q, S = Σ h) over such suffixes: a pair dominated in both is never part of an optimum,
+// since a prefix adds max(Q, ·) and + S monotonically (the min-max + sum generalisation of PipeDream's A(j, m),
+// notes_003 §1.3). Memory: a stage fits at depth d (stages from it to the end: 1F1B in-flight micro-batches and
+// PipeDream's weight versions) when fit_depth ≥ d. Pruning (fastest objective): a suffix whose
+// max(Q, q_min) + S + (Σ of the cheapest per-layer time of the prefix) reaches the best complete chain found is
+// dropped — a valid lower bound (h is a sum of per-layer times plus non-negative boundary terms).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -25,18 +24,55 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-struct DpWork {
-  std::vector<double> V;        // [d][j][u][c]
-  std::vector<std::int32_t> par;  // next stage (j·C + c), −1 = last stage
-  std::vector<double> in_v;     // [u][c] best continuation into a new first stage
-  std::vector<std::int32_t> in_c;
-  std::vector<double> fin;      // [u] best over d and c of a whole chain
-  std::vector<std::pair<int, int>> fin_arg;  // (d, c)
-  std::int64_t states = 0;
+struct Entry {
+  int u = 0, c = 0;
+  double Q = 0, S = 0;
+  int pj = -1, pidx = -1;  // the next stage: entry pidx of level d−1 at layer pj (−1 = last stage)
 };
 
-std::size_t at(const StageTables& T, int d, int j, int u, int c) {
-  return ((static_cast<std::size_t>(d) * (T.L + 1) + j) * T.U + u) * T.C() + c;
+bool entry_less(const Entry& x, const Entry& y) {
+  if (x.Q != y.Q) return x.Q < y.Q;
+  if (x.S != y.S) return x.S < y.S;
+  if (x.pj != y.pj) return x.pj < y.pj;
+  return x.pidx < y.pidx;
+}
+
+// Groups by (u, c) in increasing key order (a counting sort over the U·C keys; scratch reused) and keeps, per
+// group, the pairs whose S strictly decreases as Q grows (ties broken by the next stage: deterministic).
+struct ParetoScratch {
+  std::vector<int> count;   // per key u·C + c
+  std::vector<int> touched;
+  std::vector<Entry> tmp;
+};
+
+void pareto(std::vector<Entry>& v, int C, ParetoScratch& w) {
+  if (v.size() < 2) return;
+  w.touched.clear();
+  for (const Entry& e : v) {
+    const int key = e.u * C + e.c;
+    if (w.count[key]++ == 0) w.touched.push_back(key);
+  }
+  std::sort(w.touched.begin(), w.touched.end());
+  int offset = 0;
+  for (int key : w.touched) {
+    const int n = w.count[key];
+    w.count[key] = offset;
+    offset += n;
+  }
+  w.tmp.resize(v.size());
+  for (const Entry& e : v) w.tmp[w.count[e.u * C + e.c]++] = e;
+  std::size_t out = 0, begin = 0;
+  for (int key : w.touched) {
+    const std::size_t end = static_cast<std::size_t>(w.count[key]);
+    w.count[key] = 0;
+    std::sort(w.tmp.begin() + static_cast<std::ptrdiff_t>(begin), w.tmp.begin() + static_cast<std::ptrdiff_t>(end),
+              entry_less);
+    double last_s = kInf;
+    for (std::size_t i = begin; i < end; ++i)
+      if (w.tmp[i].S < last_s) v[out++] = w.tmp[i], last_s = w.tmp[i].S;
+    begin = end;
+  }
+  v.resize(out);
 }
 
 // u + the devices of configuration c, or −1 when the type has too few devices left.
@@ -47,139 +83,154 @@ int add_usage(const StageTables& T, int u, int c) {
   return u + T.cfg[c].devices() * T.stride[slot];
 }
 
-// Extends every d-stage suffix starting at j by one stage in front (placement phase of one (d, j)).
-void extend(const StageTables& T, bool minmax, double B, DpWork& w, int d, int j) {
-  const int C = T.C();
-  std::fill(w.in_v.begin(), w.in_v.end(), kInf);
-  bool any = false;
-  for (int u = 0; u < T.U; ++u)
-    for (int c = 0; c < C; ++c) {
-      const double v = w.V[at(T, d - 1, j, u, c)];
-      if (v == kInf) continue;
-      for (int c2 = 0; c2 < C; ++c2) {
-        const int u2 = add_usage(T, u, c2);
-        if (u2 < 0) continue;
-        const double e = T.boundary(c2, c, j);
-        const double bq = T.boundary_q(e);
-        if (!minmax && bq > B) continue;
-        const double x = minmax ? std::max(v, bq) : v + T.boundary_h(e);
-        auto& slot = w.in_v[static_cast<std::size_t>(u2) * C + c2];
-        if (x < slot) slot = x, w.in_c[static_cast<std::size_t>(u2) * C + c2] = c, any = true;
-      }
-    }
-  if (!any) return;
-  for (int u2 = 0; u2 < T.U; ++u2)
-    for (int c2 = 0; c2 < C; ++c2) {
-      const double in = w.in_v[static_cast<std::size_t>(u2) * C + c2];
-      if (in == kInf) continue;
-      for (int a = j - 1; a >= 0; --a) {
-        if (T.fit_depth[c2][T.range(a, j)] < d + 1) break;  // longer ranges fit no better
-        const double q = T.stage_q(c2, a, j);
-        if (!minmax && q > B) continue;
-        const double x = minmax ? std::max(in, q) : in + T.stage_h(c2, a, j);
-        auto& v = w.V[at(T, d, a, u2, c2)];
-        if (x < v) {
-          if (v == kInf) ++w.states;
-          v = x;
-          w.par[at(T, d, a, u2, c2)] = j * C + w.in_c[static_cast<std::size_t>(u2) * C + c2];
-        }
-      }
-    }
-}
-
-// One pass: minmax (value = max q) or min Σh with every q ≤ B. Fills w.fin / w.fin_arg per usage u.
-void run_pass(const StageTables& T, bool minmax, double B, DpWork& w) {
-  const int C = T.C();
-  w.V.assign(static_cast<std::size_t>(T.D) * (T.L + 1) * T.U * C, kInf);
-  w.par.assign(w.V.size(), -1);
-  w.in_v.assign(static_cast<std::size_t>(T.U) * C, kInf);
-  w.in_c.assign(w.in_v.size(), -1);
-  for (int c = 0; c < C; ++c) {
-    const int u = add_usage(T, 0, c);
-    for (int a = T.L - 1; a >= 0 && u >= 0; --a) {
-      if (T.fit_depth[c][T.range(a, T.L)] < 1) break;
-      const double q = T.stage_q(c, a, T.L);
-      if (!minmax && q > B) continue;
-      w.V[at(T, 0, a, u, c)] = minmax ? q : T.stage_h(c, a, T.L);
-      ++w.states;
-    }
-  }
-  for (int d = 1; d < T.D; ++d)
-    for (int j = T.L - d; j >= 1; --j) extend(T, minmax, B, w, d, j);
-  w.fin.assign(T.U, kInf);
-  w.fin_arg.assign(T.U, {-1, -1});
-  for (int d = 0; d < T.D; ++d)
-    for (int u = 0; u < T.U; ++u)
-      for (int c = 0; c < C; ++c)
-        if (const double v = w.V[at(T, d, 0, u, c)]; v < w.fin[u]) w.fin[u] = v, w.fin_arg[u] = {d, c};
-}
-
-struct Sweep {
-  std::vector<double> best;     // per u: optimum iteration time
-  std::vector<double> bound;    // per u: the B (flush) at which it was found (min-max: the optimum)
-  std::int64_t passes = 0, states = 0;
+struct Solve {
+  std::vector<std::vector<std::vector<Entry>>> level;  // [d][a]
+  std::vector<double> best;                            // per usage u: optimum F
+  std::vector<std::pair<int, int>> best_at;            // (d, index in level[d][0])
+  std::int64_t states = 0;
 };
 
-// per_usage: every usage's optimum is needed (cheapest / budget); otherwise only the overall best.
-Sweep sweep(const StageTables& T, bool per_usage) {
-  Sweep s;
-  DpWork w;
-  run_pass(T, true, kInf, w);
-  ++s.passes;
-  s.best = w.fin;
-  s.bound = w.fin;
-  s.states += w.states;
-  if (!T.flush()) return s;
-  const std::vector<double> mm = w.fin;
-  run_pass(T, false, kInf, w);
-  ++s.passes;
-  const std::vector<double> lb = w.fin;  // S(∞, u)
-  double lo = kInf;
-  for (double x : mm) lo = std::min(lo, x);
-  std::vector<double> bounds;
-  for (int c = 0; c < T.C(); ++c)
-    for (int a = 0; a < T.L; ++a)
-      for (int b = a + 1; b <= T.L && T.fit_depth[c][T.range(a, b)] > 0; ++b)
-        if (const double q = T.stage_q(c, a, b); q >= lo) bounds.push_back(q);
-  std::sort(bounds.begin(), bounds.end());
-  bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
-  std::fill(s.best.begin(), s.best.end(), kInf);
-  double lb_min = kInf;
-  for (double x : lb) lb_min = std::min(lb_min, x);
-  for (double B : bounds) {
-    bool done = true;
-    if (per_usage) {
-      for (int u = 0; u < T.U && done; ++u)
-        if (lb[u] < kInf && B + lb[u] < s.best[u]) done = false;
-    } else {
-      done = B + lb_min >= *std::min_element(s.best.begin(), s.best.end());
-    }
-    if (done) break;
-    run_pass(T, false, B, w);
-    ++s.passes;
-    s.states += w.states;
-    for (int u = 0; u < T.U; ++u)
-      if (w.fin[u] < kInf && B + w.fin[u] < s.best[u]) s.best[u] = B + w.fin[u], s.bound[u] = B;
+// An upper bound to start pruning with: the best chain of one or two stages (every configuration pair and cut),
+// by candidate_time (the same closed form as the DP's).
+double one_or_two_stages(const StageTables& T) {
+  double best = kInf;
+  for (int a = 0; a < T.C(); ++a) {
+    best = std::min(best, candidate_time(T, {a}, {T.L}));
+    for (int b = 0; b < T.C(); ++b)
+      for (int cut = 1; cut < T.L; ++cut) best = std::min(best, candidate_time(T, {a, b}, {cut, T.L - cut}));
   }
+  return best;
+}
+
+// The dynamic program. prune: only the overall best is wanted (fastest objective); `bound` = an upper bound on it
+// (a chain costing at most that exists, or +inf): chains above it are dropped.
+Solve solve(const StageTables& T, bool prune, double bound = kInf) {
+  Solve s;
+  const int C = T.C(), L = T.L;
+  // Lower bounds for pruning: cheapest per-layer time of every prefix (h of flush schedules; 0 otherwise), and
+  // the smallest stage q of all.
+  // Prefix [0, a) bounds: Σ h ≥ lb_prefix[a] (cheapest per-layer time); and its largest q. A stage of type τ
+  // with n_i devices has t_i/r_i = t_i·tp_i/n_i ≥ W_i/n_i, W_i = Σ over its layers of w_τ(l) (the cheapest
+  // t·tp of a layer on τ). With s_τ = max_l w(l)/w_τ(l) (w = the cheapest over types; τ's best relative speed),
+  // P = max_i t_i/r_i satisfies P·Σ_τ left_τ·s_τ ≥ Σ_i W_i·s_τi ≥ Σ_l w(l) (the mediant inequality), so
+  // P ≥ work[a] / capacity(u); q_i ≥ (M − n_left)·t_i/r_i for gpipe/1f1b and M·t_i/r_i for 2bw/pipedream.
+  const int slots = static_cast<int>(T.types.size());
+  std::vector<double> lb_prefix(static_cast<std::size_t>(L) + 1, 0.0), work(lb_prefix);
+  std::vector<std::vector<double>> w_type(slots, std::vector<double>(L, kInf));
+  for (int l = 0; l < L; ++l) {
+    double best = kInf;
+    for (int c = 0; c < C; ++c) {
+      const double t = T.t[c][T.range(l, l + 1)];
+      best = std::min(best, t);
+      auto& w = w_type[T.type_slot[T.cfg[c].gpu_type]][l];
+      w = std::min(w, t * T.cfg[c].tp);
+    }
+    double w = kInf;
+    for (int k = 0; k < slots; ++k) w = std::min(w, w_type[k][l]);
+    lb_prefix[l + 1] = lb_prefix[l] + (best == kInf || !T.flush() ? 0.0 : best);
+    work[l + 1] = work[l] + (w == kInf ? 0.0 : w);
+  }
+  std::vector<double> speed(slots, 0.0);
+  for (int k = 0; k < slots; ++k)
+    for (int l = 0; l < L; ++l) {
+      double w = kInf;
+      for (int k2 = 0; k2 < slots; ++k2) w = std::min(w, w_type[k2][l]);
+      if (w_type[k][l] < kInf && w_type[k][l] > 0) speed[k] = std::max(speed[k], w / w_type[k][l]);
+    }
+  std::vector<int> left(static_cast<std::size_t>(T.U), 0);
+  std::vector<double> capacity(static_cast<std::size_t>(T.U), 0.0);
+  for (int u = 0; u < T.U; ++u)
+    for (int k = 0; k < slots; ++k) {
+      const int n = T.type_count[k] - (u / T.stride[k]) % (T.type_count[k] + 1);
+      left[u] += n;
+      capacity[u] += n * speed[k];
+    }
+  const double M = static_cast<double>(T.M);
+  int widest = 1;  // r_i ≤ the widest configuration's dp
+  for (const auto& k : T.cfg) widest = std::max(widest, k.dp);
+  auto lower = [&](const Entry& e, int a) {
+    if (a == 0) return e.Q + e.S;
+    if (left[e.u] <= 0 || capacity[e.u] <= 0) return kInf;  // no device left for the prefix
+    const double factor = T.flush() ? std::max(0.0, M - std::min(left[e.u], widest)) : M;
+    return std::max(e.Q, factor * work[a] / capacity[e.u]) + e.S + lb_prefix[a];
+  };
+  // Slack: the DP adds its terms in another order than candidate_time, so an equal chain may differ by rounding.
+  double incumbent = prune ? bound * (1 + 1e-9) : kInf;
+  s.level.assign(T.D, std::vector<std::vector<Entry>>(static_cast<std::size_t>(L) + 1));
+  auto emit = [&](int d, int a, const Entry& e) {
+    if (prune && lower(e, a) > incumbent) return;
+    if (a == 0) incumbent = prune ? std::min(incumbent, e.Q + e.S) : incumbent;
+    s.level[d][a].push_back(e);
+  };
+  for (int c = 0; c < C; ++c) {
+    const int u = add_usage(T, 0, c);
+    for (int a = L - 1; a >= 0 && u >= 0; --a) {
+      if (T.fit_depth[c][T.range(a, L)] < 1) break;
+      emit(0, a, {u, c, T.stage_q(c, a, L), T.stage_h(c, a, L), -1, -1});
+    }
+  }
+  std::vector<Entry> in;
+  ParetoScratch scratch;
+  scratch.count.assign(static_cast<std::size_t>(T.U) * C, 0);
+  for (int d = 0; d < T.D; ++d) {
+    for (auto& lv : s.level[d]) {
+      pareto(lv, C, scratch);
+      s.states += static_cast<std::int64_t>(lv.size());
+    }
+    if (d + 1 == T.D) break;
+    for (int j = L - 1; j >= 1; --j) {
+      const auto& src = s.level[d][j];
+      if (src.empty()) continue;
+      in.clear();
+      for (std::size_t i = 0; i < src.size(); ++i)
+        for (int c2 = 0; c2 < C; ++c2) {
+          const int u2 = add_usage(T, src[i].u, c2);
+          if (u2 < 0 || T.fit_depth[c2][T.range(j - 1, j)] < d + 2) continue;
+          const double e = T.boundary(c2, src[i].c, j);
+          Entry x{u2, c2, std::max(src[i].Q, T.boundary_q(e)), src[i].S + T.boundary_h(e), j, static_cast<int>(i)};
+          // The new stage covers [a, j): a = 0 is a whole chain; a ≥ 1 covers at least layer j − 1 and leaves a
+          // prefix of at least [0, 1) (lower() is non-decreasing in the prefix and the stage's range).
+          if (prune) {
+            const Entry whole{u2, c2, std::max(x.Q, T.stage_q(c2, 0, j)), x.S + T.stage_h(c2, 0, j), 0, 0};
+            const bool whole_ok = T.fit_depth[c2][T.range(0, j)] >= d + 2 && whole.Q + whole.S <= incumbent;
+            const Entry part{u2, c2, std::max(x.Q, T.stage_q(c2, j - 1, j)), x.S + T.stage_h(c2, j - 1, j), 0, 0};
+            if (!whole_ok && (j < 2 || lower(part, 1) > incumbent)) continue;
+          }
+          in.push_back(x);
+        }
+      pareto(in, C, scratch);
+      for (const Entry& x : in)
+        for (int a = j - 1; a >= 0; --a) {
+          if (T.fit_depth[x.c][T.range(a, j)] < d + 2) break;  // longer ranges fit no better
+          Entry y = x;
+          y.Q = std::max(x.Q, T.stage_q(x.c, a, j));
+          y.S = x.S + T.stage_h(x.c, a, j);
+          emit(d + 1, a, y);
+        }
+    }
+  }
+  s.best.assign(T.U, kInf);
+  s.best_at.assign(T.U, {-1, -1});
+  for (int d = 0; d < T.D; ++d)
+    for (std::size_t i = 0; i < s.level[d][0].size(); ++i) {
+      const Entry& e = s.level[d][0][i];
+      if (e.Q + e.S < s.best[e.u]) s.best[e.u] = e.Q + e.S, s.best_at[e.u] = {d, static_cast<int>(i)};
+    }
   return s;
 }
 
-// The chain of (configuration, layers) of the optimum for usage u, re-solved at its bound.
-std::vector<std::pair<int, int>> trace(const StageTables& T, int u, double bound) {
-  DpWork w;
-  run_pass(T, !T.flush(), bound, w);
+// The chain of (configuration, layers) of the optimum for usage u.
+std::vector<std::pair<int, int>> trace(const StageTables& T, const Solve& s, int u) {
   std::vector<std::pair<int, int>> out;
-  auto [d, c] = w.fin_arg[u];
-  int j = 0;
-  while (d >= 0 && c >= 0) {
-    const std::int32_t p = w.par[at(T, d, j, u, c)];
-    const int next_j = p < 0 ? T.L : p / T.C();
-    out.push_back({c, next_j - j});
-    if (p < 0) break;
-    const int slot = T.type_slot[T.cfg[c].gpu_type];
-    u -= T.cfg[c].devices() * T.stride[slot];
-    c = p % T.C();
-    j = next_j;
+  auto [d, i] = s.best_at[u];
+  int a = 0;
+  while (d >= 0 && i >= 0) {
+    const Entry& e = s.level[d][a][i];
+    const int next = e.pj < 0 ? T.L : e.pj;
+    out.push_back({e.c, next - a});
+    if (e.pj < 0) break;
+    a = e.pj;
+    i = e.pidx;
     --d;
   }
   return out;
@@ -197,7 +248,7 @@ double usd_per_hour_of(const StageTables& T, int u, const std::vector<double>& p
 }  // namespace
 
 double dp_best_time(const StageTables& T) {
-  const Sweep s = sweep(T, false);
+  const Solve s = solve(T, true, one_or_two_stages(T));
   double best = kInf;
   for (double x : s.best) best = std::min(best, x);
   return best;
@@ -223,20 +274,27 @@ StageSearchResult search_per_stage(const model::Model& m, const hw::Cluster& c, 
   StageSearchResult res;
   double best_key = kInf;
   std::shared_ptr<const StageTables> best_tables;
-  int best_u = -1;
-  double best_bound = 0, best_time = 0;
+  std::vector<std::pair<int, int>> best_chain;
+  double best_time = 0;
+  // Tables of every micro-batch size first, so that the fastest objective prunes every DP with the best one- or
+  // two-stage chain over all of them.
+  std::vector<std::shared_ptr<const StageTables>> tables;
+  double start_bound = kInf;
   for (std::int64_t mbs : mbss) {
-    auto T = build_stage_tables(m, c, opt, mbs);
-    res.configs += T->C();
-    const Sweep s = sweep(*T, priced);
-    res.passes += s.passes;
+    tables.push_back(build_stage_tables(m, c, opt, mbs));
+    res.configs += tables.back()->C();
+    if (!priced) start_bound = std::min(start_bound, one_or_two_stages(*tables.back()));
+  }
+  for (const auto& T : tables) {
+    const Solve s = priced ? solve(*T, false) : solve(*T, true, std::min(best_key, start_bound));
+    ++res.passes;
     res.states += s.states;
     for (int u = 0; u < T->U; ++u) {
       if (s.best[u] == kInf) continue;
       const double rate = priced ? usd_per_hour_of(*T, u, price) : 0.0;
       if (opt.objective == StageObjective::budget && rate > opt.budget_usd_per_hour) continue;
       const double key = opt.objective == StageObjective::cheapest ? s.best[u] * rate : s.best[u];
-      if (key < best_key) best_key = key, best_tables = T, best_u = u, best_bound = s.bound[u], best_time = s.best[u];
+      if (key < best_key) best_key = key, best_tables = T, best_chain = trace(*T, s, u), best_time = s.best[u];
     }
   }
   if (!best_tables) {
@@ -253,7 +311,7 @@ StageSearchResult search_per_stage(const model::Model& m, const hw::Cluster& c, 
   s.zero_stage = opt.zero_stage;
   s.recompute = opt.recompute;
   s.dtype = opt.dtype;
-  for (const auto& [k, layers] : trace(T, best_u, best_bound)) {
+  for (const auto& [k, layers] : best_chain) {
     cost::StageChoice st;
     st.gpu = c.gpu_types[T.cfg[k].gpu_type].name;
     st.dp = T.cfg[k].dp;

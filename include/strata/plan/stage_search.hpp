@@ -55,8 +55,8 @@ struct StageSearchResult {
   double usd_per_hour = 0, usd_per_sample = 0;  // of the GPUs used (0 when a type has no price)
   std::int64_t micro_batch = 0;
   std::int64_t configs = 0;                  // stage configurations considered (all mbs)
-  std::int64_t passes = 0;                   // dynamic-programming passes (threshold sweep)
-  std::int64_t states = 0;                   // DP states filled
+  std::int64_t passes = 0;                   // dynamic-programming solves (one per micro-batch size)
+  std::int64_t states = 0;                   // Pareto entries kept over all DP states
   double search_time_s = 0;
 };
 
