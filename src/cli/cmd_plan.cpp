@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "export_hooks.hpp"
 #include "io.hpp"
+#include "plan_per_stage.hpp"
 #include "plan_trials.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/text.hpp"
@@ -35,6 +36,7 @@ struct PlanArgs {
   double trial_timeout_s = 120;
   bool explain = false;
   std::string export_engine, compare_to;  // --export, --compare-to (cmd_export.cpp)
+  PerStageArgs per_stage;                 // --per-stage and its options (plan_per_stage.cpp)
 };
 
 std::string split_text(const cost::Strategy& s) {
@@ -78,6 +80,7 @@ void check_plan_args(const PlanArgs& a, const model::Model& m) {
   if (a.trials < 0 || a.trial_steps < 1)
     throw core::InputError("plan: --trials/--trial-steps: must be >= 0 / >= 1");
   plan::check_global_batch(m, a.gbs);
+  check_per_stage_args(a.per_stage);
 }
 
 void run_plan(const PlanArgs& a) {
@@ -169,11 +172,14 @@ void run_plan(const PlanArgs& a) {
     fmt::print(out, "\n");
     export_strategy_cli(a.export_engine, m, c, r.top.front().strategy, "-", false);
   }
+  nlohmann::ordered_json per_stage;
+  if (a.per_stage.enabled) per_stage = run_per_stage(a.per_stage, m, c, opt, r.top.front(), out);
   nlohmann::ordered_json trials;
   if (a.trials > 0) trials = run_plan_trials(a.model, c, r, a.trials, a.trial_steps, a.trial_timeout_s);
   if (!a.json_file.empty()) {
     auto j = plan::plan_to_json(r, m, c, opt);
     if (a.trials > 0) j["trials"] = trials;
+    if (a.per_stage.enabled) j["per_stage"] = per_stage;
     write_output(a.json_file, core::dump_json(j) + "\n", "plan: --json");
     if (a.json_file != "-")
       fmt::print("plan file written to {} (read it back with `strata estimate --strategy-file {}`)\n", a.json_file,
@@ -245,6 +251,7 @@ void register_plan_command(CLI::App& app) {
   cmd->add_option("--compare-to", a->compare_to,
                   "Your engine config (Megatron args file, torchtitan TOML, DeepSpeed JSON, launch script): costed "
                   "as a baseline next to the best plan, with the speedup");
+  add_per_stage_options(cmd, a->per_stage);
   cmd->callback([a] { run_plan(*a); });
 }
 

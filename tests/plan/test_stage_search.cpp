@@ -50,7 +50,7 @@ TEST(StageSearch, EqualsBruteForceOnRandomSmallCases) {
     opt.global_batch = std::int64_t{8} << (rng() % 3);
     opt.schedule = scheds[rng() % scheds.size()];
     opt.max_tp = 1 + static_cast<int>(rng() % 2);
-    opt.max_stages = 2 + static_cast<int>(rng() % (blocks > 5 ? 1 : 2));
+    opt.max_stages = 2 + static_cast<int>(rng() % (blocks > 5 ? 2 : 3));
     opt.dtype = rng() % 2 ? hw::Dtype::fp32 : hw::Dtype::fp16;
     const auto T = plan::build_stage_tables(m, c, opt, 1 + static_cast<int>(rng() % 2));
     const double dp = plan::dp_best_time(*T);
