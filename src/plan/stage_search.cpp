@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <unordered_map>
 
 #include "stage_tables.hpp"
 #include "strata/core/error.hpp"
@@ -157,6 +158,11 @@ Solve solve(const StageTables& T, bool prune, double bound = kInf) {
   // Slack: the DP adds its terms in another order than candidate_time, so an equal chain may differ by rounding.
   double incumbent = prune ? bound * (1 + 1e-9) : kInf;
   s.level.assign(T.D, std::vector<std::vector<Entry>>(static_cast<std::size_t>(L) + 1));
+  s.best.assign(T.U, kInf);
+  s.best_at.assign(T.U, {-1, -1});
+  // The whole chain on every device, as a prefix of an empty suffix: when even that bound exceeds the incumbent,
+  // nothing here can win (a micro-batch size skipped without its DP).
+  if (prune && lower(Entry{0, 0, 0.0, 0.0, -1, -1}, L) > incumbent) return s;
   auto emit = [&](int d, int a, const Entry& e) {
     if (prune && lower(e, a) > incumbent) return;
     if (a == 0) incumbent = prune ? std::min(incumbent, e.Q + e.S) : incumbent;
@@ -172,9 +178,24 @@ Solve solve(const StageTables& T, bool prune, double bound = kInf) {
   std::vector<Entry> in;
   ParetoScratch scratch;
   scratch.count.assign(static_cast<std::size_t>(T.U) * C, 0);
+  // Across depths: a suffix with fewer stages leaves more memory to the stages before it (their depth is smaller),
+  // so (d ≤ d', Q ≤ Q', S ≤ S') at the same (a, u, c) dominates too.
+  std::vector<std::unordered_map<int, std::vector<std::pair<double, double>>>> frontier(static_cast<std::size_t>(L) + 1);
   for (int d = 0; d < T.D; ++d) {
-    for (auto& lv : s.level[d]) {
+    for (int a = 0; a <= L; ++a) {
+      auto& lv = s.level[d][a];
       pareto(lv, C, scratch);
+      auto& F = frontier[a];
+      std::size_t kept = 0;
+      for (const Entry& e : lv) {
+        const auto it = F.find(e.u * C + e.c);
+        bool dominated = false;
+        if (it != F.end())
+          for (const auto& [q, sum] : it->second) dominated = dominated || (q <= e.Q && sum <= e.S);
+        if (!dominated) lv[kept++] = e;
+      }
+      lv.resize(kept);
+      for (const Entry& e : lv) F[e.u * C + e.c].push_back({e.Q, e.S});
       s.states += static_cast<std::int64_t>(lv.size());
     }
     if (d + 1 == T.D) break;
@@ -209,8 +230,6 @@ Solve solve(const StageTables& T, bool prune, double bound = kInf) {
         }
     }
   }
-  s.best.assign(T.U, kInf);
-  s.best_at.assign(T.U, {-1, -1});
   for (int d = 0; d < T.D; ++d)
     for (std::size_t i = 0; i < s.level[d][0].size(); ++i) {
       const Entry& e = s.level[d][0][i];
