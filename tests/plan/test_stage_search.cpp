@@ -79,6 +79,9 @@ TEST(StageSearch, PlanIsCompleteAndEstimated) {
   EXPECT_TRUE(r.estimate.fits);
   EXPECT_GT(r.estimate.samples_per_s, 0);
   EXPECT_EQ(static_cast<int>(r.idle_devices.size()) + cost::devices_used(r.strategy), c.num_devices());
+  // Its stages sit on devices equivalent to their canonical ones (whole nodes of one type), so the search's
+  // objective is the cost model's time of the plan.
+  EXPECT_NEAR(r.objective_s, r.estimate.iteration_time_s, 1e-9 * r.objective_s);
 }
 
 TEST(StageSearch, CheapestAndBudgetObjectives) {
