@@ -53,7 +53,8 @@ void scenario(const std::string& model, const std::string& spec, std::int64_t gb
   fmt::print("{} on {} (gbs {}, {})\n", model, c.name, gbs, hw::to_string(dtype));
   fmt::print("  per-stage search (one thread): median {:.1f} ms CPU over {} runs (min {:.1f}, max {:.1f}; median "
              "wall {:.1f} ms); {} configurations, {} DP solves, {} DP entries\n",
-             1e3 * times[times.size() / 2], reps, 1e3 * times.front(), 1e3 * times.back(), 1e3 * walls[walls.size() / 2],
+             1e3 * times[times.size() / 2], reps, 1e3 * times.front(), 1e3 * times.back(),
+             1e3 * walls[walls.size() / 2],
              r.configs, r.passes, r.states);
   fmt::print("  per-stage plan: {}  ({} idle)\n    iteration {:.2f} ms, {:.1f} samples/s\n",
              cost::to_cli_string(r.strategy), r.idle_devices.size(), 1e3 * ts, r.estimate.samples_per_s);

@@ -23,7 +23,8 @@ void add_per_stage_options(CLI::App* cmd, PerStageArgs& a) {
 }
 
 void check_per_stage_args(const PerStageArgs& a) {
-  const bool given = a.objective != "fastest" || a.schedule != "1f1b" || a.budget_usd_per_hour != 0 || !a.prices.empty();
+  const bool given =
+      a.objective != "fastest" || a.schedule != "1f1b" || a.budget_usd_per_hour != 0 || !a.prices.empty();
   if (!a.enabled && given)
     throw core::InputError("plan: --objective/--budget/--stage-schedule/--price: need --per-stage");
   const auto obj = plan::parse_stage_objective(a.objective, "plan: --objective");
@@ -33,7 +34,8 @@ void check_per_stage_args(const PerStageArgs& a) {
     throw core::InputError("plan: --budget: needs --objective budget");
   const auto sched = cost::parse_schedule(a.schedule, "plan: --stage-schedule");
   if (sched == cost::Schedule::interleaved)
-    throw core::InputError("plan: --stage-schedule: interleaved is not a per-stage schedule (gpipe, 1f1b, pipedream, 2bw)");
+    throw core::InputError(
+        "plan: --stage-schedule: interleaved is not a per-stage schedule (gpipe, 1f1b, pipedream, 2bw)");
   for (const auto& p : a.prices) {
     const auto eq = p.find('=');
     double v = -1;

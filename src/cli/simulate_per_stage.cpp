@@ -35,7 +35,8 @@ bool simulate_per_stage(const model::Model& m, const hw::Cluster& c, const cost:
   }
   fmt::print("model {} (seq {}) on {} ({} devices)\nstrategy {}\n\n", m.name, m.seq, c.name, c.num_devices(),
              cost::to_cli_string(s));
-  fmt::print("per-stage PipeDream (1F1B-RR, weight stashing): {} micro-batches replayed on stages of widths", in.micro_batches);
+  fmt::print("per-stage PipeDream (1F1B-RR, weight stashing): {} micro-batches replayed on stages of widths",
+             in.micro_batches);
   for (const auto& st : in.stages) fmt::print(" {}", st.replicas);
   fmt::print("\nsimulated period      {} per micro-batch, {} per iteration of {} micro-batches\n",
              core::format_seconds(r.period_s), core::format_seconds(simulated), M);

@@ -47,7 +47,8 @@ double per_stage_iteration_time(Schedule sched, std::int64_t total_micro, std::s
     }
     case Schedule::interleaved: break;
   }
-  throw core::InputError("strategy: schedule: rule 'stages need v = 1' violated: interleaved is not a per-stage schedule");
+  throw core::InputError(
+      "strategy: schedule: rule 'stages need v = 1' violated: interleaved is not a per-stage schedule");
 }
 
 double per_stage_pipeline_time(Schedule sched, std::int64_t total_micro, std::span<const int> r,

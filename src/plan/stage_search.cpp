@@ -103,140 +103,173 @@ double one_or_two_stages(const StageTables& T) {
   return best;
 }
 
-// The dynamic program. prune: only the overall best is wanted (fastest objective); `bound` = an upper bound on it
-// (a chain costing at most that exists, or +inf): chains above it are dropped.
-Solve solve(const StageTables& T, bool prune, double bound = kInf) {
-  Solve s;
-  const int C = T.C(), L = T.L;
-  // Lower bounds for pruning: cheapest per-layer time of every prefix (h of flush schedules; 0 otherwise), and
-  // the smallest stage q of all.
-  // Prefix [0, a) bounds: Σ h ≥ lb_prefix[a] (cheapest per-layer time); and its largest q. A stage of type τ
-  // with n_i devices has t_i/r_i = t_i·tp_i/n_i ≥ W_i/n_i, W_i = Σ over its layers of w_τ(l) (the cheapest
-  // t·tp of a layer on τ). With s_τ = max_l w(l)/w_τ(l) (w = the cheapest over types; τ's best relative speed),
-  // P = max_i t_i/r_i satisfies P·Σ_τ left_τ·s_τ ≥ Σ_i W_i·s_τi ≥ Σ_l w(l) (the mediant inequality), so
-  // P ≥ work[a] / capacity(u); q_i ≥ (M − n_left)·t_i/r_i for gpipe/1f1b and M·t_i/r_i for 2bw/pipedream.
-  const int slots = static_cast<int>(T.types.size());
-  std::vector<double> lb_prefix(static_cast<std::size_t>(L) + 1, 0.0), work(lb_prefix);
-  std::vector<std::vector<double>> w_type(slots, std::vector<double>(L, kInf));
-  for (int l = 0; l < L; ++l) {
-    double best = kInf;
-    for (int c = 0; c < C; ++c) {
-      const double t = T.t[c][T.range(l, l + 1)];
-      best = std::min(best, t);
-      auto& w = w_type[T.type_slot[T.cfg[c].gpu_type]][l];
-      w = std::min(w, t * T.cfg[c].tp);
-    }
-    double w = kInf;
-    for (int k = 0; k < slots; ++k) w = std::min(w, w_type[k][l]);
-    lb_prefix[l + 1] = lb_prefix[l] + (best == kInf || !T.flush() ? 0.0 : best);
-    work[l + 1] = work[l] + (w == kInf ? 0.0 : w);
-  }
-  std::vector<double> speed(slots, 0.0);
-  for (int k = 0; k < slots; ++k)
+// Lower bounds for pruning. Prefix [0, a): Σ h ≥ lb_prefix[a] (cheapest per-layer times; flush schedules), and
+// its largest q: a stage of type τ with n_i devices has t_i/r_i = t_i·tp_i/n_i ≥ W_i/n_i, W_i = Σ over its layers
+// of w_τ(l) (the cheapest t·tp of a layer on τ). With s_τ = max_l w(l)/w_τ(l) (w = the cheapest over types; τ's
+// best relative speed), P = max_i t_i/r_i satisfies P·Σ_τ left_τ·s_τ ≥ Σ_i W_i·s_τi ≥ Σ_l w(l) (the mediant
+// inequality), so P ≥ work[a] / capacity(u); q_i ≥ (M − min(n_left, widest dp))·t_i/r_i for gpipe/1f1b and
+// M·t_i/r_i for 2bw/pipedream.
+struct Bounds {
+  const StageTables& T;
+  std::vector<double> lb_prefix, work, capacity;
+  std::vector<int> left;
+  int widest = 1;
+
+  explicit Bounds(const StageTables& tables) : T(tables) {
+    const int C = T.C(), L = T.L, slots = static_cast<int>(T.types.size());
+    lb_prefix.assign(static_cast<std::size_t>(L) + 1, 0.0);
+    work = lb_prefix;
+    std::vector<std::vector<double>> w_type(slots, std::vector<double>(L, kInf));
+    std::vector<double> w_min(L, kInf);
     for (int l = 0; l < L; ++l) {
-      double w = kInf;
-      for (int k2 = 0; k2 < slots; ++k2) w = std::min(w, w_type[k2][l]);
-      if (w_type[k][l] < kInf && w_type[k][l] > 0) speed[k] = std::max(speed[k], w / w_type[k][l]);
+      double best = kInf;
+      for (int c = 0; c < C; ++c) {
+        const double t = T.t[c][T.range(l, l + 1)];
+        best = std::min(best, t);
+        auto& w = w_type[T.type_slot[T.cfg[c].gpu_type]][l];
+        w = std::min(w, t * T.cfg[c].tp);
+        w_min[l] = std::min(w_min[l], w);
+      }
+      lb_prefix[l + 1] = lb_prefix[l] + (best == kInf || !T.flush() ? 0.0 : best);
+      work[l + 1] = work[l] + (w_min[l] == kInf ? 0.0 : w_min[l]);
     }
-  std::vector<int> left(static_cast<std::size_t>(T.U), 0);
-  std::vector<double> capacity(static_cast<std::size_t>(T.U), 0.0);
-  for (int u = 0; u < T.U; ++u)
-    for (int k = 0; k < slots; ++k) {
-      const int n = T.type_count[k] - (u / T.stride[k]) % (T.type_count[k] + 1);
-      left[u] += n;
-      capacity[u] += n * speed[k];
-    }
-  const double M = static_cast<double>(T.M);
-  int widest = 1;  // r_i ≤ the widest configuration's dp
-  for (const auto& k : T.cfg) widest = std::max(widest, k.dp);
-  auto lower = [&](const Entry& e, int a) {
+    std::vector<double> speed(slots, 0.0);
+    for (int k = 0; k < slots; ++k)
+      for (int l = 0; l < L; ++l)
+        if (w_type[k][l] < kInf && w_type[k][l] > 0) speed[k] = std::max(speed[k], w_min[l] / w_type[k][l]);
+    left.assign(static_cast<std::size_t>(T.U), 0);
+    capacity.assign(static_cast<std::size_t>(T.U), 0.0);
+    for (int u = 0; u < T.U; ++u)
+      for (int k = 0; k < slots; ++k) {
+        const int n = T.type_count[k] - (u / T.stride[k]) % (T.type_count[k] + 1);
+        left[u] += n;
+        capacity[u] += n * speed[k];
+      }
+    for (const auto& k : T.cfg) widest = std::max(widest, k.dp);
+  }
+  // A lower bound on every whole chain that ends with the suffix `e` starting at layer a.
+  double lower(const Entry& e, int a) const {
     if (a == 0) return e.Q + e.S;
     if (left[e.u] <= 0 || capacity[e.u] <= 0) return kInf;  // no device left for the prefix
+    const double M = static_cast<double>(T.M);
     const double factor = T.flush() ? std::max(0.0, M - std::min(left[e.u], widest)) : M;
     return std::max(e.Q, factor * work[a] / capacity[e.u]) + e.S + lb_prefix[a];
-  };
-  // Slack: the DP adds its terms in another order than candidate_time, so an equal chain may differ by rounding.
-  double incumbent = prune ? bound * (1 + 1e-9) : kInf;
-  s.level.assign(T.D, std::vector<std::vector<Entry>>(static_cast<std::size_t>(L) + 1));
-  s.best.assign(T.U, kInf);
-  s.best_at.assign(T.U, {-1, -1});
-  // The whole chain on every device, as a prefix of an empty suffix: when even that bound exceeds the incumbent,
-  // nothing here can win (a micro-batch size skipped without its DP).
-  if (prune && lower(Entry{0, 0, 0.0, 0.0, -1, -1}, L) > incumbent) return s;
-  auto emit = [&](int d, int a, const Entry& e) {
-    if (prune && lower(e, a) > incumbent) return;
-    if (a == 0) incumbent = prune ? std::min(incumbent, e.Q + e.S) : incumbent;
-    s.level[d][a].push_back(e);
-  };
-  for (int c = 0; c < C; ++c) {
-    const int u = add_usage(T, 0, c);
-    for (int a = L - 1; a >= 0 && u >= 0; --a) {
-      if (T.fit_depth[c][T.range(a, L)] < 1) break;
-      emit(0, a, {u, c, T.stage_q(c, a, L), T.stage_h(c, a, L), -1, -1});
-    }
   }
-  std::vector<Entry> in;
-  ParetoScratch scratch;
-  scratch.count.assign(static_cast<std::size_t>(T.U) * C, 0);
-  // Across depths: a suffix with fewer stages leaves more memory to the stages before it (their depth is smaller),
-  // so (d ≤ d', Q ≤ Q', S ≤ S') at the same (a, u, c) dominates too.
-  std::vector<std::unordered_map<int, std::vector<std::pair<double, double>>>> frontier(static_cast<std::size_t>(L) + 1);
-  for (int d = 0; d < T.D; ++d) {
-    for (int a = 0; a <= L; ++a) {
-      auto& lv = s.level[d][a];
-      pareto(lv, C, scratch);
-      auto& F = frontier[a];
-      std::size_t kept = 0;
-      for (const Entry& e : lv) {
-        const auto it = F.find(e.u * C + e.c);
-        bool dominated = false;
-        if (it != F.end())
-          for (const auto& [q, sum] : it->second) dominated = dominated || (q <= e.Q && sum <= e.S);
-        if (!dominated) lv[kept++] = e;
+};
+
+// The dynamic program. prune: only the overall best is wanted (fastest objective); `bound` = an upper bound on it
+// (a chain costing at most that exists, or +inf): chains above it are dropped.
+class Dp {
+ public:
+  Dp(const StageTables& T, bool prune, double bound)
+      : T_(T), prune_(prune), bounds_(T),
+        // Slack: the DP adds its terms in another order than candidate_time, so an equal chain may differ by
+        // rounding.
+        incumbent_(prune ? bound * (1 + 1e-9) : kInf) {
+    s_.level.assign(T.D, std::vector<std::vector<Entry>>(static_cast<std::size_t>(T.L) + 1));
+    s_.best.assign(T.U, kInf);
+    s_.best_at.assign(T.U, {-1, -1});
+    scratch_.count.assign(static_cast<std::size_t>(T.U) * T.C(), 0);
+    frontier_.resize(static_cast<std::size_t>(T.L) + 1);
+  }
+
+  Solve run() {
+    // The whole chain on every device, as a prefix of an empty suffix: when even that bound exceeds the
+    // incumbent, nothing here can win (a micro-batch size skipped without its DP).
+    if (prune_ && bounds_.lower(Entry{0, 0, 0.0, 0.0, -1, -1}, T_.L) > incumbent_) return std::move(s_);
+    for (int c = 0; c < T_.C(); ++c) {
+      const int u = add_usage(T_, 0, c);
+      for (int a = T_.L - 1; a >= 0 && u >= 0; --a) {
+        if (T_.fit_depth[c][T_.range(a, T_.L)] < 1) break;
+        emit(0, a, {u, c, T_.stage_q(c, a, T_.L), T_.stage_h(c, a, T_.L), -1, -1});
       }
-      lv.resize(kept);
-      for (const Entry& e : lv) F[e.u * C + e.c].push_back({e.Q, e.S});
-      s.states += static_cast<std::int64_t>(lv.size());
     }
-    if (d + 1 == T.D) break;
-    for (int j = L - 1; j >= 1; --j) {
-      const auto& src = s.level[d][j];
-      if (src.empty()) continue;
-      in.clear();
-      for (std::size_t i = 0; i < src.size(); ++i)
-        for (int c2 = 0; c2 < C; ++c2) {
-          const int u2 = add_usage(T, src[i].u, c2);
-          if (u2 < 0 || T.fit_depth[c2][T.range(j - 1, j)] < d + 2) continue;
-          const double e = T.boundary(c2, src[i].c, j);
-          Entry x{u2, c2, std::max(src[i].Q, T.boundary_q(e)), src[i].S + T.boundary_h(e), j, static_cast<int>(i)};
-          // The new stage covers [a, j): a = 0 is a whole chain; a ≥ 1 covers at least layer j − 1 and leaves a
-          // prefix of at least [0, 1) (lower() is non-decreasing in the prefix and the stage's range).
-          if (prune) {
-            const Entry whole{u2, c2, std::max(x.Q, T.stage_q(c2, 0, j)), x.S + T.stage_h(c2, 0, j), 0, 0};
-            const bool whole_ok = T.fit_depth[c2][T.range(0, j)] >= d + 2 && whole.Q + whole.S <= incumbent;
-            const Entry part{u2, c2, std::max(x.Q, T.stage_q(c2, j - 1, j)), x.S + T.stage_h(c2, j - 1, j), 0, 0};
-            if (!whole_ok && (j < 2 || lower(part, 1) > incumbent)) continue;
-          }
-          in.push_back(x);
-        }
-      pareto(in, C, scratch);
-      for (const Entry& x : in)
-        for (int a = j - 1; a >= 0; --a) {
-          if (T.fit_depth[x.c][T.range(a, j)] < d + 2) break;  // longer ranges fit no better
-          Entry y = x;
-          y.Q = std::max(x.Q, T.stage_q(x.c, a, j));
-          y.S = x.S + T.stage_h(x.c, a, j);
-          emit(d + 1, a, y);
-        }
+    for (int d = 0; d < T_.D; ++d) {
+      for (int a = 0; a <= T_.L; ++a) filter(d, a);
+      if (d + 1 < T_.D)
+        for (int j = T_.L - 1; j >= 1; --j) extend(d, j);
     }
+    for (int d = 0; d < T_.D; ++d)
+      for (std::size_t i = 0; i < s_.level[d][0].size(); ++i) {
+        const Entry& e = s_.level[d][0][i];
+        if (e.Q + e.S < s_.best[e.u]) s_.best[e.u] = e.Q + e.S, s_.best_at[e.u] = {d, static_cast<int>(i)};
+      }
+    return std::move(s_);
   }
-  for (int d = 0; d < T.D; ++d)
-    for (std::size_t i = 0; i < s.level[d][0].size(); ++i) {
-      const Entry& e = s.level[d][0][i];
-      if (e.Q + e.S < s.best[e.u]) s.best[e.u] = e.Q + e.S, s.best_at[e.u] = {d, static_cast<int>(i)};
+
+ private:
+  void emit(int d, int a, const Entry& e) {
+    if (prune_ && bounds_.lower(e, a) > incumbent_) return;
+    if (prune_ && a == 0) incumbent_ = std::min(incumbent_, e.Q + e.S);
+    s_.level[d][a].push_back(e);
+  }
+
+  // Pareto filter of level d at layer a; across depths too: a suffix with fewer stages leaves more memory to the
+  // stages before it (their depth is smaller), so (d ≤ d', Q ≤ Q', S ≤ S') at the same (a, u, c) dominates.
+  void filter(int d, int a) {
+    const int C = T_.C();
+    auto& lv = s_.level[d][a];
+    pareto(lv, C, scratch_);
+    auto& F = frontier_[a];
+    std::size_t kept = 0;
+    for (const Entry& e : lv) {
+      const auto it = F.find(e.u * C + e.c);
+      bool dominated = false;
+      if (it != F.end())
+        for (const auto& [q, sum] : it->second) dominated = dominated || (q <= e.Q && sum <= e.S);
+      if (!dominated) lv[kept++] = e;
     }
-  return s;
-}
+    lv.resize(kept);
+    for (const Entry& e : lv) F[e.u * C + e.c].push_back({e.Q, e.S});
+    s_.states += static_cast<std::int64_t>(lv.size());
+  }
+
+  // Every d+1-stage suffix made of a new stage [a, j) in front of a d-stage suffix starting at j.
+  void extend(int d, int j) {
+    const auto& src = s_.level[d][j];
+    if (src.empty()) return;
+    in_.clear();
+    for (std::size_t i = 0; i < src.size(); ++i)
+      for (int c2 = 0; c2 < T_.C(); ++c2) {
+        const int u2 = add_usage(T_, src[i].u, c2);
+        if (u2 < 0 || T_.fit_depth[c2][T_.range(j - 1, j)] < d + 2) continue;
+        const double e = T_.boundary(c2, src[i].c, j);
+        const Entry x{u2, c2, std::max(src[i].Q, T_.boundary_q(e)), src[i].S + T_.boundary_h(e), j,
+                      static_cast<int>(i)};
+        if (!prune_ || may_win(x, d, j)) in_.push_back(x);
+      }
+    pareto(in_, T_.C(), scratch_);
+    for (const Entry& x : in_)
+      for (int a = j - 1; a >= 0; --a) {
+        if (T_.fit_depth[x.c][T_.range(a, j)] < d + 2) break;  // longer ranges fit no better
+        Entry y = x;
+        y.Q = std::max(x.Q, T_.stage_q(x.c, a, j));
+        y.S = x.S + T_.stage_h(x.c, a, j);
+        emit(d + 1, a, y);
+      }
+  }
+
+  // The new stage covers [a, j): a = 0 is a whole chain; a ≥ 1 covers at least layer j − 1 and leaves a prefix of
+  // at least [0, 1) (lower() is non-decreasing in the prefix and the stage's range).
+  bool may_win(const Entry& x, int d, int j) const {
+    const int c = x.c;
+    const double whole = std::max(x.Q, T_.stage_q(c, 0, j)) + x.S + T_.stage_h(c, 0, j);
+    if (T_.fit_depth[c][T_.range(0, j)] >= d + 2 && whole <= incumbent_) return true;
+    const Entry part{x.u, c, std::max(x.Q, T_.stage_q(c, j - 1, j)), x.S + T_.stage_h(c, j - 1, j), 0, 0};
+    return j >= 2 && bounds_.lower(part, 1) <= incumbent_;
+  }
+
+  const StageTables& T_;
+  bool prune_;
+  Bounds bounds_;
+  double incumbent_;
+  Solve s_;
+  ParetoScratch scratch_;
+  std::vector<Entry> in_;
+  std::vector<std::unordered_map<int, std::vector<std::pair<double, double>>>> frontier_;
+};
+
+Solve solve(const StageTables& T, bool prune, double bound = kInf) { return Dp(T, prune, bound).run(); }
 
 // The chain of (configuration, layers) of the optimum for usage u.
 std::vector<std::pair<int, int>> trace(const StageTables& T, const Solve& s, int u) {
@@ -262,6 +295,42 @@ double usd_per_hour_of(const StageTables& T, int u, const std::vector<double>& p
     if (n > 0) total += n * price[T.types[slot]];
   }
   return total;
+}
+
+// The plan of a chain of (configuration, layers): completed (devices dealt by type), estimated, idle devices and
+// price.
+void fill_result(const model::Model& m, const hw::Cluster& c, const StageSearchOptions& opt, const StageTables& T,
+                 const std::vector<std::pair<int, int>>& chain, const std::vector<double>& price,
+                 StageSearchResult& res) {
+  cost::Strategy s;
+  s.micro_batch = T.mbs;
+  s.global_batch = opt.global_batch;
+  s.schedule = opt.schedule;
+  s.zero_stage = opt.zero_stage;
+  s.recompute = opt.recompute;
+  s.dtype = opt.dtype;
+  for (const auto& [k, layers] : chain) {
+    cost::StageChoice st;
+    st.gpu = c.gpu_types[T.cfg[k].gpu_type].name;
+    st.dp = T.cfg[k].dp;
+    st.tp = T.cfg[k].tp;
+    st.layers = layers;
+    s.stages.push_back(st);
+  }
+  s.pp = static_cast<int>(s.stages.size());
+  s.dp = s.tp = 0;
+  res.strategy = cost::complete_strategy(s, m, c);
+  res.estimate = cost::estimate(m, c, res.strategy, opt.cost);
+  res.found = true;
+  res.micro_batch = T.mbs;
+  std::vector<char> used(c.num_devices(), 0);
+  for (const auto& v : cost::stage_views(res.strategy, c))
+    for (int d : v.devices) used[d] = 1;
+  for (int d = 0; d < c.num_devices(); ++d) {
+    if (!used[d]) res.idle_devices.push_back(d);
+    else if (price[c.devices[d].gpu_type] > 0) res.usd_per_hour += price[c.devices[d].gpu_type];
+  }
+  if (res.estimate.samples_per_s > 0) res.usd_per_sample = res.usd_per_hour / 3600.0 / res.estimate.samples_per_s;
 }
 
 }  // namespace
@@ -322,37 +391,8 @@ StageSearchResult search_per_stage(const model::Model& m, const hw::Cluster& c, 
                                          opt.budget_usd_per_hour));
     throw core::InputError("--per-stage: no per-stage plan fits memory (try a smaller --mbs or recompute)");
   }
-  const StageTables& T = *best_tables;
-  cost::Strategy s;
-  s.micro_batch = T.mbs;
-  s.global_batch = opt.global_batch;
-  s.schedule = opt.schedule;
-  s.zero_stage = opt.zero_stage;
-  s.recompute = opt.recompute;
-  s.dtype = opt.dtype;
-  for (const auto& [k, layers] : best_chain) {
-    cost::StageChoice st;
-    st.gpu = c.gpu_types[T.cfg[k].gpu_type].name;
-    st.dp = T.cfg[k].dp;
-    st.tp = T.cfg[k].tp;
-    st.layers = layers;
-    s.stages.push_back(st);
-  }
-  s.pp = static_cast<int>(s.stages.size());
-  s.dp = s.tp = 0;
-  res.strategy = cost::complete_strategy(s, m, c);
-  res.estimate = cost::estimate(m, c, res.strategy, opt.cost);
-  res.found = true;
+  fill_result(m, c, opt, *best_tables, best_chain, price, res);
   res.objective_s = best_time;
-  res.micro_batch = T.mbs;
-  std::vector<char> used(c.num_devices(), 0);
-  for (const auto& v : cost::stage_views(res.strategy, c))
-    for (int d : v.devices) used[d] = 1;
-  for (int d = 0; d < c.num_devices(); ++d)
-    if (!used[d]) res.idle_devices.push_back(d);
-  for (int d = 0; d < c.num_devices(); ++d)
-    if (used[d] && price[c.devices[d].gpu_type] > 0) res.usd_per_hour += price[c.devices[d].gpu_type];
-  if (res.estimate.samples_per_s > 0) res.usd_per_sample = res.usd_per_hour / 3600.0 / res.estimate.samples_per_s;
   res.search_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return res;
 }

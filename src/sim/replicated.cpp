@@ -188,7 +188,8 @@ ReplicatedResult simulate_replicated(const ReplicatedInput& in) {
   std::int64_t window = 1;
   for (const auto& s : in.stages) window = std::lcm(window, static_cast<std::int64_t>(s.replicas));
   const std::int64_t count = std::max<std::int64_t>(1, (in.micro_batches / 4) / window) * window;
-  if (res.period_s == 0 && last - count >= 0) res.period_s = (sorted[last] - sorted[last - count]) / static_cast<double>(count);
+  if (res.period_s == 0 && last - count >= 0)
+    res.period_s = (sorted[last] - sorted[last - count]) / static_cast<double>(count);
   return res;
 }
 

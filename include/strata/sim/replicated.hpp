@@ -3,8 +3,8 @@
 // compute resource running backward-first 1F1B, each boundary one shared link, each replica's weight sync either
 // on its own resource overlapping compute (PipeDream's partitioner model: a replica's cycle is max(T, W)) or
 // blocking its compute (the cost model's exposed sync: T + W). Asynchronous (PipeDream: no flush) — the input
-// stage admits `in_flight` micro-batches per replica (NOAM). Links send gradients before activations. Measures the steady-state period per micro-batch,
-// which must equal PipeDream's closed form max(max_i max(T_i, W_i)/r_i, max_i e_i) (tests/sim).
+// stage admits `in_flight` micro-batches per replica (NOAM). Links send gradients before activations. Measures
+// the steady-state period per micro-batch, which must equal PipeDream's closed form max(max_i max(T_i, W_i)/r_i, max_i e_i) (tests/sim).
 #pragma once
 #include <cstdint>
 #include <vector>
