@@ -63,6 +63,8 @@ TEST(StageSearch, EqualsBruteForceOnRandomSmallCases) {
     ++feasible;
     EXPECT_NEAR(dp, bf, 1e-12 * bf) << "case " << i << " " << c.name << " blocks " << blocks;
   }
+  RecordProperty("cases", cases);
+  RecordProperty("feasible", feasible);
   EXPECT_GE(cases, 100);
   EXPECT_GE(feasible, 80);
 }
