@@ -14,6 +14,7 @@
 #include "export_hooks.hpp"
 #include "io.hpp"
 #include "plan_layerwise.hpp"
+#include "plan_per_stage.hpp"
 #include "plan_trials.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/text.hpp"
@@ -41,6 +42,7 @@ struct PlanArgs {
   bool explain = false;
   bool oases_blocks = false;              // --oases-blocks (plan_oases.cpp)
   std::string export_engine, compare_to;  // --export, --compare-to (cmd_export.cpp)
+  PerStageArgs per_stage;                 // --per-stage and its options (plan_per_stage.cpp)
 };
 
 std::string split_text(const cost::Strategy& s) {
@@ -89,6 +91,7 @@ void check_plan_args(PlanArgs& a, const model::Model& m) {
   if (a.trials < 0 || a.trial_steps < 1)
     throw core::InputError("plan: --trials/--trial-steps: must be >= 0 / >= 1");
   plan::check_global_batch(m, a.gbs);
+  check_per_stage_args(a.per_stage);
 }
 
 void run_plan(PlanArgs& a) {
@@ -100,7 +103,7 @@ void run_plan(PlanArgs& a) {
           Given{"--profile", !a.profile.empty()}, Given{"--max-tp", a.max_tp > 0}, Given{"--max-pp", a.max_pp > 0},
           Given{"--top", a.top != 5}, Given{"--placement", a.placement != "hetero"},
           Given{"--layerwise", a.layerwise}, Given{"--memory-budget", !a.memory_budget.empty()},
-          Given{"--oases-blocks", a.oases_blocks}})
+          Given{"--oases-blocks", a.oases_blocks}, Given{"--per-stage", a.per_stage.enabled}})
       if (given) throw core::InputError(fmt::format("plan: {} does not apply to --space sbp (strata sbp --help)", flag));
     SbpArgs s;
     s.flag = "plan";
@@ -136,6 +139,8 @@ void run_plan(PlanArgs& a) {
     opt.cost.memory_headroom = cost::parse_memory_headroom(a.memory_headroom, "plan: --memory-headroom");
   if (!a.memory_budget.empty())
     opt.cost.memory_budget_bytes = parse_memory_budget(a.memory_budget, "plan: --memory-budget");
+  if (a.per_stage.enabled && (a.oases_blocks || a.layerwise || a.gbs == 0))
+    throw core::InputError("plan: --per-stage does not combine with --oases-blocks, --layerwise or --gbs auto");
   if (a.oases_blocks) {  // Oases' per-block tp chain instead of the strategy search (docs/planner.md)
     if (a.gbs == 0) throw core::InputError("plan: --oases-blocks: needs a batch size (--gbs N, not auto)");
     if (a.layerwise) throw core::InputError("plan: --oases-blocks and --layerwise are two different searches: pick one");
@@ -212,11 +217,14 @@ void run_plan(PlanArgs& a) {
     fmt::print(out, "\n");
     export_strategy_cli(a.export_engine, m, c, r.top.front().strategy, "-", false);
   }
+  nlohmann::ordered_json per_stage;
+  if (a.per_stage.enabled) per_stage = run_per_stage(a.per_stage, m, c, opt, r.top.front(), out);
   nlohmann::ordered_json trials;
   if (a.trials > 0) trials = run_plan_trials(a.model, c, r, a.trials, a.trial_steps, a.trial_timeout_s);
   if (!a.json_file.empty()) {
     auto j = plan::plan_to_json(r, m, c, opt);
     if (a.trials > 0) j["trials"] = trials;
+    if (a.per_stage.enabled) j["per_stage"] = per_stage;
     write_output(a.json_file, core::dump_json(j) + "\n", "plan: --json");
     if (a.json_file != "-")
       fmt::print("plan file written to {} (read it back with `strata estimate --strategy-file {}`)\n", a.json_file,
@@ -304,6 +312,7 @@ void register_plan_command(CLI::App& app) {
   cmd->add_option("--compare-to", a->compare_to,
                   "Your engine config (Megatron args file, torchtitan TOML, DeepSpeed JSON, launch script): costed "
                   "as a baseline next to the best plan, with the speedup");
+  add_per_stage_options(cmd, a->per_stage);
   cmd->callback([a] { run_plan(*a); });
 }
 

@@ -14,6 +14,7 @@
 
 #include "commands.hpp"
 #include "io.hpp"
+#include "simulate_per_stage.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/json.hpp"
 #include "strata/core/text.hpp"
@@ -126,6 +127,13 @@ void run_simulate(const SimulateArgs& a) {
   cost::Strategy s = !a.strategy.empty() ? cost::parse_strategy(a.strategy)
                                          : cost::load_strategy_file(a.plan.empty() ? a.strategy_file : a.plan);
   s = cost::complete_strategy(s, m, c);
+  if (!cost::is_uniform(s) && s.schedule == cost::Schedule::pipedream) {  // stages of different widths (issue 14)
+    cost::CostOptions co;
+    if (a.memory_headroom_given)
+      co.memory_headroom = cost::parse_memory_headroom(a.memory_headroom, "simulate: --memory-headroom");
+    simulate_per_stage(m, c, s, co, a.json, !a.trace.empty());
+    return;
+  }
   sim::CostSimOptions opt;
   opt.iterations = a.iterations.value_or(0);          // 0 = the schedule's default
   opt.overlap_slowdown = a.overlap_slowdown.value_or(0);  // 0 = the cost model's constant

@@ -11,6 +11,7 @@
 #include "strata/core/text.hpp"
 #include "strata/cost/constants.hpp"
 #include "strata/cost/layerwise.hpp"
+#include "strata/cost/per_stage.hpp"
 #include "strata/cost/stage.hpp"
 
 namespace strata::cost {
@@ -57,8 +58,8 @@ std::string gpu_name_of(const hw::Cluster& c, const StageContext& ctx) { return 
 }  // namespace
 
 Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s, const CostOptions& opt) {
-  if (is_layerwise(s, c)) return estimate_layerwise(m, c, s, opt);  // per-layer choices (issue 16)
-  require_uniform(s);  // per-stage / per-layer strategies: issues 14, 16, 17
+  if (is_layerwise(s, c)) return estimate_layerwise(m, c, s, opt);  // per-layer choices, alike stages (issue 16)
+  if (!is_uniform(s)) return estimate_per_stage(m, c, s, opt);  // per-stage (dp_i, tp_i) (issue 14, cost/per_stage)
   const int p = s.pp, v = s.virtual_stages, chunks = p * v;
   if (static_cast<int>(s.split.size()) != chunks || static_cast<int>(s.placement.size()) != s.num_devices() ||
       s.num_devices() != c.num_devices())

@@ -102,7 +102,7 @@ void check_host_memory(const RunOptions& o, int local_ranks) {
   const double available = available_host_memory_bytes();
   if (available < 0) return;  // no /proc/meminfo (not Linux): nothing to compare with
   const auto need = host_memory_need(o);
-  const int world = o.strategy.dp * o.strategy.tp * o.strategy.pp;
+  const int world = cost::devices_used(o.strategy);
   // Under torchrun this host runs local_ranks of the world; their share of the total (ranks differ by stage).
   const double local_bytes = need.all_ranks_bytes * local_ranks / std::max(1, world);
   if (local_bytes <= available) return;

@@ -194,7 +194,7 @@ void spawn_and_wait(const std::string& exe, const std::vector<std::string>& args
 }  // namespace detail
 
 RunRecord run_local(const RunOptions& o) {
-  const int world = o.strategy.dp * o.strategy.tp * o.strategy.pp;
+  const int world = cost::devices_used(o.strategy);
   if (world < 1) throw ExecError("run_local: the strategy is not complete (dp·tp·pp < 1)");
   check_host_memory(o, world);  // all ranks run on this host: refuse before any of them allocates
   detail::TempDir dir;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "strata/cost/per_stage.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/json.hpp"
 #include "strata/core/text.hpp"
@@ -124,6 +125,20 @@ hw::Cluster local_cpu_cluster(int world_size) {
 }
 
 std::string unsupported_reason(const GptDims& d, const cost::Strategy& s) {
+  if (!cost::is_uniform(s)) {  // per-stage (issue 14): flush schedules, ZeRO 0, one tp, every stage as its own view
+    for (const auto& st : s.stages)
+      if (!st.layer_choices.empty()) return "per-layer choices (layers=) are issues 16/17";
+    if (s.schedule != cost::Schedule::gpipe && s.schedule != cost::Schedule::one_f_one_b)
+      return "per-stage strategies run gpipe or 1f1b (PipeDream's replicated async mode is not built)";
+    if (s.zero_stage != 0) return "per-stage strategies run zero = 0";
+    for (const auto& st : s.stages)
+      if (st.tp != s.stages.front().tp)
+        return "per-stage strategies run one tp for every stage (re-sharding between tp degrees is not built)";
+    for (int i = 0; i < static_cast<int>(s.stages.size()); ++i)
+      if (auto why = unsupported_reason(d, cost::stage_local_strategy(s, i)); !why.empty())
+        return fmt::format("stage {}: {}", i, why);
+    return "";
+  }
   if (d.heads % s.tp != 0) return fmt::format("tp = {} does not divide the {} heads", s.tp, d.heads);
   if (d.ffn % s.tp != 0) return fmt::format("tp = {} does not divide ffn = {}", s.tp, d.ffn);
   if (s.sequence_parallel && d.seq % s.tp != 0)
@@ -146,6 +161,10 @@ std::string unsupported_reason(const GptDims& d, const cost::Strategy& s) {
 }
 
 RunOptions make_run_options(const model::Model& m, cost::Strategy s, int world_size) {
+  if (world_size <= 0 && !s.stages.empty()) {  // per-stage: the stages' devices (each needs dp·tp of them)
+    world_size = 0;
+    for (const auto& st : s.stages) world_size += st.dp * st.tp;
+  }
   if (world_size <= 0) {
     if (s.dp <= 0 || s.tp <= 0 || s.pp <= 0)
       throw InputError("--world-size: required when the strategy does not give all of dp, tp and pp");
@@ -155,7 +174,10 @@ RunOptions make_run_options(const model::Model& m, cost::Strategy s, int world_s
   RunOptions o;
   o.model = gpt_dims_of(m);
   o.strategy = cost::complete_strategy(std::move(s), m, local_cpu_cluster(world_size));
-  cost::require_uniform(o.strategy, "running");
+  if (!cost::is_uniform(o.strategy) && cost::devices_used(o.strategy) != world_size)
+    throw InputError(fmt::format("--strategy: the stages use {} of the {} local processes (idle ranks are not run: "
+                                 "give --world-size {})", cost::devices_used(o.strategy), world_size,
+                                 cost::devices_used(o.strategy)));
   if (const auto why = unsupported_reason(o.model, o.strategy); !why.empty())
     throw InputError("--strategy: the executor does not support this: " + why);
   return o;

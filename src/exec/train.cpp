@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 
+#include "strata/cost/per_stage.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/json.hpp"
 #include "worker.hpp"
@@ -105,7 +106,7 @@ RunRecord worker_run(const RunOptions& o, const DistEnv& env, const std::string&
   const auto& s = o.strategy;
   if (const auto why = unsupported_reason(o.model, s); !why.empty())
     throw core::InputError("the executor does not support this strategy: " + why);
-  const int world = s.dp * s.tp * s.pp;
+  const int world = cost::devices_used(s);
   if (env.world_size != world)
     throw core::InputError(fmt::format("WORLD_SIZE is {} but the strategy needs dp·tp·pp = {} ranks", env.world_size, world));
   at::set_num_threads(o.threads);
@@ -113,6 +114,8 @@ RunRecord worker_run(const RunOptions& o, const DistEnv& env, const std::string&
   Worker w;
   w.opt = o;
   w.L = make_layout(s, env.rank);
+  // Per-stage strategies (issue 14): the rank runs its stage with the stage-local view (its dp, tp and m_i).
+  if (!cost::is_uniform(s)) w.opt.strategy = cost::stage_local_strategy(s, w.L.stage);
   const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout_s * 1000));
   c10::intrusive_ptr<c10d::Store> store;
   std::shared_ptr<gloo::transport::Device> device;
@@ -156,21 +159,29 @@ RunRecord worker_run(const RunOptions& o, const DistEnv& env, const std::string&
     for (int r = 0; r < world; ++r) all[r] = r;
     for (int t = 0; t < L.tp; ++t) tpm.push_back(L.rank_of(L.stage, L.dp_rank, t));
     for (int d = 0; d < L.dp; ++d) dpm.push_back(L.rank_of(L.stage, d, L.tp_rank));
-    for (int st = 0; st < L.pp; ++st) ppm.push_back(L.rank_of(st, L.dp_rank, L.tp_rank));
+    for (int st = 0; st < L.pp && !L.per_stage(); ++st) ppm.push_back(L.rank_of(st, L.dp_rank, L.tp_rank));
+    if (L.per_stage()) ppm = {env.rank};  // per-stage p2p goes over the world group (peers depend on the micro-batch)
     // Same creation order on every rank (world, tp, dp, pp, embedding): each rank is in exactly one group of
     // each kind, so the blocking Gloo rendezvous of every group completes.
     w.world = make_group("world", all);
     w.tp = make_group("tp", tpm);
     w.dp = make_group("dp", dpm);
     w.pp = make_group("pp", ppm);
-    if (o.model.tied_embeddings && L.pp > 1 && (L.stage == 0 || L.stage == L.pp - 1))
-      w.emb = make_group("embedding", {L.rank_of(0, L.dp_rank, L.tp_rank), L.rank_of(L.pp - 1, L.dp_rank, L.tp_rank)});
+    if (o.model.tied_embeddings && L.pp > 1 && (L.stage == 0 || L.stage == L.pp - 1)) {
+      std::vector<int> emb = {L.rank_of(0, L.dp_rank, L.tp_rank), L.rank_of(L.pp - 1, L.dp_rank, L.tp_rank)};
+      if (L.per_stage()) {  // every replica of the first and the last stage (sync_tied scales by 1/dp)
+        emb.clear();
+        for (int st : {0, L.pp - 1})
+          for (int d = 0; d < L.stage_dp[st]; ++d) emb.push_back(L.rank_of(st, d, L.tp_rank));
+      }
+      w.emb = make_group("embedding", emb);
+    }
   }
   w.build(cost::chunk_boundaries(s));
   if (!o.resume_dir.empty()) w.load_checkpoint(o.resume_dir);
   // The one schedule (cost/program): built for this run's steps from the first step (a resume continues the
   // global micro-batch and weight-version numbering) and validated before any rank starts.
-  const auto prog = cost::build_program(cost::program_shape(s, o.steps, w.first_step));
+  const auto prog = cost::build_program(cost::program_shape(w.S(), o.steps, w.first_step));
   if (const auto why = cost::check_program(prog); !why.empty())
     throw std::logic_error("the pipeline program is invalid: " + why);
   barrier(w.world, "start barrier");

@@ -28,8 +28,16 @@ double seconds_since(Clock::time_point t0);
 struct Layout {
   int rank = 0, world = 1, dp = 1, tp = 1, pp = 1, v = 1;
   int stage = 0, dp_rank = 0, tp_rank = 0;
-  // Megatron's order (cost::Strategy): r = (stage·dp + dp_rank)·tp + tp_rank.
-  int rank_of(int s, int d, int t) const { return (s * dp + d) * tp + t; }
+  // Per-stage strategies (issue 14): stage s has stage_dp[s] replicas of stage_tp[s] ranks from first_rank[s]
+  // (the stages' devices in order), and runs stage_m[s] = gbs/(dp_s·mbs) micro-batches per replica and step;
+  // dp/tp above are this rank's stage's. Empty for the uniform form.
+  std::vector<int> first_rank, stage_dp, stage_tp;
+  std::vector<std::int64_t> stage_m;
+  bool per_stage() const { return !first_rank.empty(); }
+  // Megatron's order (cost::Strategy): r = (stage·dp + dp_rank)·tp + tp_rank; per stage: first_rank + d·tp + t.
+  int rank_of(int s, int d, int t) const {
+    return per_stage() ? first_rank[s] + d * stage_tp[s] + t : (s * dp + d) * tp + t;
+  }
 };
 
 Layout make_layout(const cost::Strategy& s, int rank);
@@ -159,6 +167,11 @@ struct Worker {
   int tag(std::int64_t mb, int g, bool grad) const {
     return static_cast<int>(2 * (mb * num_chunks() + g) + (grad ? 1 : 0));
   }
+  // Per-stage strategies deal a step's micro-batches to a stage's replicas in blocks (replica d of stage s runs
+  // global micro-batches d·m_s … d·m_s + m_s − 1, as samples() reads them): the peer of a transfer and the tag are
+  // found from the global micro-batch; the uniform form sends to the same dp/tp rank of the peer stage (pp group).
+  std::int64_t p2p_micro(std::int64_t local_micro) const;
+  int p2p_peer(int peer_stage, std::int64_t local_micro) const;
   Tensor recv(int src_stage, int t, const std::string& what);
   void send(const Tensor& x, int dst_stage, int t);
   void drain_sends(bool all);

@@ -91,6 +91,9 @@ void Worker::sync_tied(const std::vector<std::pair<Chunk*, ParamBuf*>>& active) 
     local[0].copy_(sum);
     local[1].copy_(sum);
   } else if (local.size() == 1 && emb.size > 1) {
+    // Per-stage: the group holds every replica of the first and last stage, whose (DP-summed) copies are equal;
+    // each contributes 1/dp of its copy, so the sum is embedding + head gradient once.
+    if (L.per_stage()) local[0].div_(L.dp);
     allreduce_sum(local[0], emb, "tied-embedding gradient all-reduce");
   }
 }

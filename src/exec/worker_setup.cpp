@@ -12,6 +12,23 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 Layout make_layout(const cost::Strategy& s, int rank) {
   Layout l;
   l.rank = rank;
+  if (!cost::is_uniform(s)) {  // per-stage: ranks are the stages' devices in order (issue 14)
+    l.pp = static_cast<int>(s.stages.size());
+    l.world = cost::devices_used(s);
+    for (const auto& st : s.stages) {
+      l.first_rank.push_back(l.stage_dp.empty() ? 0 : l.first_rank.back() + l.stage_dp.back() * l.stage_tp.back());
+      l.stage_dp.push_back(st.dp);
+      l.stage_tp.push_back(st.tp);
+      l.stage_m.push_back(s.global_batch / (static_cast<std::int64_t>(st.dp) * s.micro_batch));
+    }
+    for (int i = 0; i < l.pp; ++i)
+      if (rank >= l.first_rank[i] && rank < l.first_rank[i] + l.stage_dp[i] * l.stage_tp[i]) l.stage = i;
+    l.dp = l.stage_dp[l.stage];
+    l.tp = l.stage_tp[l.stage];
+    l.tp_rank = (rank - l.first_rank[l.stage]) % l.tp;
+    l.dp_rank = (rank - l.first_rank[l.stage]) / l.tp;
+    return l;
+  }
   l.dp = s.dp;
   l.tp = s.tp;
   l.pp = s.pp;

@@ -93,6 +93,9 @@ const std::map<std::string, Builder>& zoo() {
       {"megatron-1t", from(gpt(128, 25600, 160, kMegatronVocab, kMegatronSeq))},
       // AMP (seed_000 §6.5.1): 24-layer GPT-2, h = 1024, s = 1024, V = 52256.
       {"amp-gpt2", from(gpt(24, 1024, 16, 52256, 1024))},
+      // OPT-350M-like (Zhang et al. 2022, Table 1: 24 layers, h = 1024, 16 heads; V = 50272, s = 2048), as a
+      // GPT block chain (OPT's 512-wide embedding projection left out): issue 14's mixed-cluster example.
+      {"opt-350m", from(gpt(24, 1024, 16, 50272, 2048))},
       // Small models for the CPU executor.
       {"tiny-gpt", from(gpt(4, 64, 4, 256, 32))},
       {"small-gpt", from(gpt(8, 256, 8, 1024, 128))},

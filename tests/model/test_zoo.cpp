@@ -24,7 +24,7 @@ TEST(Zoo, ExactlyTheIssueList) {
       "gpt2-small", "gpt2-xl", "gpt3-175b", "llama2-13b", "llama2-70b", "llama2-7b", "llama3-405b", "llama3-70b",
       "llama3-8b", "megatron-1.7b", "megatron-145.6b", "megatron-18.4b", "megatron-1t", "megatron-3.6b",
       "megatron-310.1b", "megatron-39.1b", "megatron-529.6b", "megatron-7.5b", "megatron-76.1b", "mpt-13b",
-      "mpt-70b", "mpt-7b", "resnet50", "small-gpt", "swin-huge-32", "swin-huge-48", "t5-large-32", "t5-large-48",
+      "mpt-70b", "mpt-7b", "opt-350m", "resnet50", "small-gpt", "swin-huge-32", "swin-huge-48", "t5-large-32", "t5-large-48",
       "tiny-gpt", "vgg16", "vit-huge-32", "vit-huge-48"};
   EXPECT_EQ(zoo_names(), expected);
   for (const std::string& n : zoo_names()) {
@@ -44,7 +44,7 @@ TEST(Zoo, GptFamilyMatchesPtdpEquation) {
     ++checked;
     EXPECT_NEAR(total_params(m) / ptdp_params(m), 1.0, 1e-3) << n;
   }
-  EXPECT_EQ(checked, 18);  // 4 gpt2 + gpt3 + 10 megatron + amp-gpt2 + tiny + small
+  EXPECT_EQ(checked, 19);  // 4 gpt2 + gpt3 + 10 megatron + amp-gpt2 + tiny + small + opt-350m
   EXPECT_NEAR(total_params(zoo_model("gpt3-175b")) / 1e9, 174.6, 0.05);
   EXPECT_NEAR(total_params(zoo_model("megatron-1t")) / 1e9, 1008.0, 0.5);
   EXPECT_NEAR(total_params(zoo_model("megatron-529.6b")) / 1e9, 529.6, 0.05);

@@ -1,0 +1,104 @@
+// cli/plan_per_stage: `strata plan --per-stage` (plan_per_stage.hpp; docs/planner.md §Per-stage search).
+#include "plan_per_stage.hpp"
+
+#include <fmt/format.h>
+
+#include "strata/core/error.hpp"
+#include "strata/core/text.hpp"
+#include "strata/plan/stage_search.hpp"
+
+namespace strata::cli {
+
+void add_per_stage_options(CLI::App* cmd, PerStageArgs& a) {
+  cmd->add_flag("--per-stage", a.enabled,
+                "Also search per-stage plans (issue 14): every pipeline stage its own GPU type, dp and tp, jointly "
+                "with the exact layer split, devices may stay idle; printed with its gain over the best uniform "
+                "plan and written as \"per_stage\" in the plan file (docs/planner.md)");
+  cmd->add_option("--objective", a.objective,
+                  "Per-stage objective: fastest (default), cheapest ($/sample of the GPUs used, "
+                  "data/gpu_prices.json), budget (fastest costing at most --budget $/hour)");
+  cmd->add_option("--budget", a.budget_usd_per_hour, "Per-stage objective budget: most $/hour of the GPUs used");
+  cmd->add_option("--stage-schedule", a.schedule, "Per-stage schedule: 1f1b (default), gpipe, pipedream, 2bw");
+  cmd->add_option("--price", a.prices, "GPU price TYPE=USD_PER_HOUR (repeatable; overrides data/gpu_prices.json)");
+}
+
+void check_per_stage_args(const PerStageArgs& a) {
+  const bool given =
+      a.objective != "fastest" || a.schedule != "1f1b" || a.budget_usd_per_hour != 0 || !a.prices.empty();
+  if (!a.enabled && given)
+    throw core::InputError("plan: --objective/--budget/--stage-schedule/--price: need --per-stage");
+  const auto obj = plan::parse_stage_objective(a.objective, "plan: --objective");
+  if (obj == plan::StageObjective::budget && !(a.budget_usd_per_hour > 0))
+    throw core::InputError("plan: --budget: must be > 0 $/hour with --objective budget");
+  if (obj != plan::StageObjective::budget && a.budget_usd_per_hour != 0)
+    throw core::InputError("plan: --budget: needs --objective budget");
+  const auto sched = cost::parse_schedule(a.schedule, "plan: --stage-schedule");
+  if (sched == cost::Schedule::interleaved)
+    throw core::InputError(
+        "plan: --stage-schedule: interleaved is not a per-stage schedule (gpipe, 1f1b, pipedream, 2bw)");
+  for (const auto& p : a.prices) {
+    const auto eq = p.find('=');
+    double v = -1;
+    try {
+      if (eq != std::string::npos) v = std::stod(p.substr(eq + 1));
+    } catch (const std::exception&) {
+    }
+    if (eq == std::string::npos || eq == 0 || !(v > 0))
+      throw core::InputError(fmt::format("plan: --price: '{}' is not TYPE=USD_PER_HOUR (e.g. v100-16gb=3.06)", p));
+  }
+}
+
+nlohmann::ordered_json run_per_stage(const PerStageArgs& a, const model::Model& m, const hw::Cluster& c,
+                                     const plan::PlanOptions& opt, const plan::Candidate& best_uniform,
+                                     std::FILE* out) {
+  plan::StageSearchOptions so;
+  so.global_batch = opt.global_batch;
+  so.dtype = opt.dtype;
+  so.max_tp = opt.max_tp;
+  so.max_stages = opt.max_pp;
+  so.cost = opt.cost;
+  so.objective = plan::parse_stage_objective(a.objective, "plan: --objective");
+  so.budget_usd_per_hour = a.budget_usd_per_hour;
+  so.schedule = cost::parse_schedule(a.schedule, "plan: --stage-schedule");
+  for (const auto& p : a.prices) {
+    const auto eq = p.find('=');
+    so.usd_per_gpu_hour[core::to_lower(p.substr(0, eq))] = std::stod(p.substr(eq + 1));
+  }
+  const auto r = plan::search_per_stage(m, c, so);
+  const double tu = best_uniform.estimate.iteration_time_s, ts = r.estimate.iteration_time_s;
+  fmt::print(out, "\nPer-stage plan (objective {}, schedule {}, mbs {}):\n", a.objective, a.schedule, r.micro_batch);
+  std::vector<std::vector<std::string>> rows;
+  const auto& st = r.estimate.stages;
+  const auto views = cost::stage_views(r.strategy, c);
+  for (std::size_t i = 0; i < views.size(); ++i)
+    rows.push_back({std::to_string(i), st[i].gpu, std::to_string(views[i].dp), std::to_string(views[i].tp),
+                    std::to_string(views[i].num_layers), core::format_seconds(st[i].time_s),
+                    core::format_seconds(st[i].p2p_s), core::format_seconds(st[i].dp_comm_s),
+                    core::format_bytes(st[i].memory_bytes)});
+  fmt::print(out, "{}", core::render_table({"stage", "gpu", "dp", "tp", "layers", "t/micro-batch", "p2p", "dp comm",
+                                            "memory"},
+                                           rows));
+  std::vector<std::string> idle;
+  for (int d : r.idle_devices) idle.push_back(std::to_string(d));
+  fmt::print(out, "per-stage strategy: {}\n", cost::to_cli_string(r.strategy));
+  fmt::print(out, "iteration {} ({:.1f} samples/s); idle devices: {}; GPUs used cost ${:.2f}/h, ${:.3g}/1k samples\n",
+             core::format_seconds(ts), r.estimate.samples_per_s, idle.empty() ? "none" : core::join(idle, ","),
+             r.usd_per_hour, 1000 * r.usd_per_sample);
+  fmt::print(out, "best uniform plan: {} ({})\n", core::format_seconds(tu), cost::to_cli_string(best_uniform.strategy));
+  fmt::print(out, "per-stage gain over the best uniform plan: {:.3f}x (cost model); search {:.3f} s, {} stage "
+             "configurations, {} DP entries\n", ts > 0 ? tu / ts : 0.0, r.search_time_s, r.configs, r.states);
+  nlohmann::ordered_json j;
+  j["objective"] = a.objective;
+  j["strategy"] = cost::to_json(r.strategy);
+  j["cli"] = cost::to_cli_string(r.strategy);
+  j["estimate"] = cost::to_json(r.estimate);
+  j["idle_devices"] = r.idle_devices;
+  j["usd_per_hour"] = r.usd_per_hour;
+  j["usd_per_sample"] = r.usd_per_sample;
+  j["best_uniform_iteration_time_s"] = tu;
+  j["gain_over_uniform"] = ts > 0 ? tu / ts : 0.0;
+  j["search_time_s"] = r.search_time_s;
+  return j;
+}
+
+}  // namespace strata::cli

@@ -1,0 +1,29 @@
+// cli/plan_per_stage: `strata plan --per-stage` — the per-stage search (plan/stage_search, issue 14) run next to
+// the uniform search, printed with its stages, idle devices, price and its gain over the best uniform plan.
+#pragma once
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "strata/plan/search.hpp"
+
+namespace strata::cli {
+
+struct PerStageArgs {
+  bool enabled = false;
+  std::string objective = "fastest", schedule = "1f1b";
+  double budget_usd_per_hour = 0;
+  std::vector<std::string> prices;  // TYPE=USD_PER_HOUR
+};
+void add_per_stage_options(CLI::App* cmd, PerStageArgs& a);
+// Checks the flags (InputError naming the flag) before any search runs.
+void check_per_stage_args(const PerStageArgs& a);
+// Runs the search and prints it to `out`; returns the plan file's "per_stage" object.
+nlohmann::ordered_json run_per_stage(const PerStageArgs& a, const model::Model& m, const hw::Cluster& c,
+                                     const plan::PlanOptions& opt, const plan::Candidate& best_uniform,
+                                     std::FILE* out);
+
+}  // namespace strata::cli
