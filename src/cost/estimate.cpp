@@ -48,7 +48,8 @@ bool same_numbers(const StageContext& a, const StageContext& b) {
          a.tp_allreduce_s_per_byte == b.tp_allreduce_s_per_byte && a.tp_allreduce_latency_s == b.tp_allreduce_latency_s &&
          a.tp_rs_s_per_byte == b.tp_rs_s_per_byte && a.tp_rs_latency_s == b.tp_rs_latency_s &&
          a.dp_allgather_s_per_byte == b.dp_allgather_s_per_byte && a.dp_allgather_latency_s == b.dp_allgather_latency_s &&
-         a.dp_allreduce_s_per_byte == b.dp_allreduce_s_per_byte && a.dp_allreduce_latency_s == b.dp_allreduce_latency_s;
+         a.dp_allreduce_s_per_byte == b.dp_allreduce_s_per_byte && a.dp_allreduce_latency_s == b.dp_allreduce_latency_s &&
+         a.cp_step_s_per_byte == b.cp_step_s_per_byte && a.cp_step_latency_s == b.cp_step_latency_s;
 }
 
 bool same_node_kind(const hw::Node& a, const hw::Node& b) {
@@ -109,7 +110,7 @@ Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s
   std::vector<int> distinct;  // stages whose context was built (not copied)
   for (int st = 0; st < p; ++st) {
     devs.clear();
-    for (int d = 0; d < s.dp; ++d)
+    for (int d = 0; d < s.dp_cp(); ++d)
       for (int r = 0; r < s.tp; ++r) devs.push_back(s.device(st, d, r));
     int twin = -1;
     for (int prev : distinct)

@@ -29,6 +29,7 @@ Engine parse_engine(std::string_view text, const std::string& where) {
 }
 
 std::string unexpressible_feature(Engine e, const model::Model& m, const hw::Cluster& c, const cost::Strategy& s) {
+  if (s.cp > 1) return "context parallelism (cp > 1: writing it into the engines' configs is not built yet)";
   switch (e) {
     case Engine::megatron: return detail::megatron_problem(m, s);
     case Engine::torchtitan: return detail::torchtitan_problem(m, s);
@@ -44,6 +45,10 @@ std::string unexpressible_feature(Engine e, const model::Model& m, const hw::Clu
 
 cost::Strategy closest_expressible(Engine e, const model::Model& m, const hw::Cluster& c, cost::Strategy s) {
   const int v_before = s.virtual_stages;
+  if (s.cp > 1) {  // the nearest plan without context parallelism: its ranks become data-parallel replicas
+    s.dp *= s.cp;
+    s.cp = 1;
+  }
   switch (e) {
     case Engine::megatron: detail::megatron_closest(m, s); break;
     case Engine::torchtitan: detail::torchtitan_closest(m, s); break;

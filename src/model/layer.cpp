@@ -126,6 +126,10 @@ LayerCost layer_cost(const LayerSpec& layer, const LayerQuery& q) {
   c.rc = q.recompute;
   c.B = q.bytes_per_element;
   c.flash = q.attention == AttentionKernel::flash;
+  if (q.cp > 1) {  // context parallelism: the rank's seq/cp tokens, attending over the whole sequence
+    c.s_keys = c.s;
+    c.s /= q.cp;
+  }
   const bool needs_seq = layer.kind != LayerKind::conv && layer.kind != LayerKind::generic;
   if (needs_seq && !(c.s > 0))
     throw std::invalid_argument(fmt::format("layer_cost: layer '{}' has no sequence length", layer.name));

@@ -17,6 +17,8 @@ struct Ctx {
   Recompute rc = Recompute::none;
   double B = 2;          // bytes per activation element
   bool flash = false;    // fused (FlashAttention-style) attention kernel
+  double s_keys = 0;     // keys each query attends over in self-attention (context parallelism: the whole
+                         //   sequence while s = seq/cp); 0 = s
 };
 
 // Parameters of one norm over `width` features (LayerNorm: weight [+ bias]; RMSNorm: weight; none: 0).

@@ -93,7 +93,7 @@ void add_attention(Acc& acc, const LayerSpec& l, const Ctx& c, double q_len, dou
   const double tokens = b * q_len;
   acc.repl_bytes += tokens * (2 * sh.h * B + (l.dropout ? sh.h : 0));  // norm input, QKV input, dropout mask
   acc.split_bytes += tokens * (sh.h / t) * B * 2                       // Q and the projection input
-                     + b * kv_len * kv_width_r * B;                    // K and V
+                     + b * (cross ? kv_len : q_len) * kv_width_r * B;  // K and V (self: the rank's own)
   const double probs = b * sh.a_r * q_len * span;                       // attention probabilities per rank
   if (c.flash) {
     // FlashAttention keeps one fp32 log-sum-exp per query row and head for its backward (Dao et al. 2022 §3.1);
@@ -146,7 +146,7 @@ LayerCost transformer_cost(const LayerSpec& l, const Ctx& c) {
   const double enc = l.encoder_seq > 0 ? static_cast<double>(l.encoder_seq) : c.s;
   const bool decoder = l.kind == LayerKind::decoder;
   Acc acc;
-  add_attention(acc, l, c, c.s, c.s, false);
+  add_attention(acc, l, c, c.s, c.s_keys > 0 ? c.s_keys : c.s, false);
   if (decoder) add_attention(acc, l, c, c.s, enc, true);
   add_mlp(acc, l, c, c.s);
 

@@ -35,13 +35,13 @@ auto ctx_key(const cost::StageContext& x) {
   return std::make_tuple(x.gpu_type, x.peak_flops, x.memory_bw_bytes_per_s, x.memory_capacity_bytes,
                          x.tp_allreduce_s_per_byte, x.tp_allreduce_latency_s, x.tp_rs_s_per_byte, x.tp_rs_latency_s,
                          x.dp_allgather_s_per_byte, x.dp_allgather_latency_s, x.dp_allreduce_s_per_byte,
-                         x.dp_allreduce_latency_s);
+                         x.dp_allreduce_latency_s, x.cp_step_s_per_byte, x.cp_step_latency_s);
 }
 }  // namespace
 
 DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp, int tp, int pp,
                             std::vector<int> placement, std::string label, std::int64_t gbs, hw::Dtype dtype,
-                            const cost::CostOptions& opt) {
+                            const cost::CostOptions& opt, int cp) {
   DegreeUnit u;
   u.dp = dp;
   u.tp = tp;
@@ -50,13 +50,14 @@ DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp,
   u.proto.dp = dp;
   u.proto.tp = tp;
   u.proto.pp = pp;
+  u.proto.cp = cp;
   u.proto.global_batch = gbs;
   u.proto.dtype = dtype;
   u.proto.placement = std::move(placement);
   u.cuts = std::make_shared<CutCache>();
   for (int st = 0; st < pp; ++st) {
     std::vector<int> devs;
-    for (int d = 0; d < dp; ++d)
+    for (int d = 0; d < dp * cp; ++d)
       for (int r = 0; r < tp; ++r) devs.push_back(u.proto.device(st, d, r));
     cost::StageContext ctx = cost::make_stage_context(m, c, u.proto, devs, opt);
     int cls = -1;
@@ -84,6 +85,7 @@ cost::Strategy make_strategy_light(const DegreeUnit& u, const Variant& var, cons
   s.dp = u.proto.dp;
   s.tp = u.proto.tp;
   s.pp = u.proto.pp;
+  s.cp = u.proto.cp;
   s.global_batch = u.proto.global_batch;
   s.dtype = u.proto.dtype;
   s.micro_batch = var.mbs;

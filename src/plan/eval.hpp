@@ -44,7 +44,7 @@ struct CutCache {
 };
 DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp, int tp, int pp,
                             std::vector<int> placement, std::string label, std::int64_t gbs, hw::Dtype dtype,
-                            const cost::CostOptions& opt);
+                            const cost::CostOptions& opt, int cp = 1);
 
 // The knobs below the degrees.
 struct Variant {
