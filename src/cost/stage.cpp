@@ -200,6 +200,7 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
   q.recompute = mode;
   const PrecisionRecipe& recipe = precision_recipe(s.dtype);
   q.bytes_per_element = recipe.activation_bytes_per_element;
+  q.gemm_input_bytes_per_element = recipe.gemm_input_activation_bytes_per_element;
   q.attention = attention_kernel_for(s, ctx.cluster->gpu_types[ctx.gpu_type]);
   q.cp = s.cp;
   const model::LayerCost lc = model::layer_cost(layer, q);

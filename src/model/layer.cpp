@@ -125,6 +125,7 @@ LayerCost layer_cost(const LayerSpec& layer, const LayerQuery& q) {
   c.sp = q.sequence_parallel && q.tp > 1;
   c.rc = q.recompute;
   c.B = q.bytes_per_element;
+  c.Bg = q.gemm_input_bytes_per_element > 0 ? q.gemm_input_bytes_per_element : c.B;
   c.flash = q.attention == AttentionKernel::flash;
   if (q.cp > 1) {  // context parallelism: the rank's seq/cp tokens, attending over the whole sequence
     c.s_keys = c.s;

@@ -91,8 +91,8 @@ void add_attention(Acc& acc, const LayerSpec& l, const Ctx& c, double q_len, dou
   acc.gemms.push_back({b * q_len, sh.h, sh.h / t, 1});
   // Stored activations (Korthikanti accounting, see the file comment).
   const double tokens = b * q_len;
-  acc.repl_bytes += tokens * (2 * sh.h * B + (l.dropout ? sh.h : 0));  // norm input, QKV input, dropout mask
-  acc.split_bytes += tokens * (sh.h / t) * B * 2                       // Q and the projection input
+  acc.repl_bytes += tokens * (sh.h * B + sh.h * c.Bg + (l.dropout ? sh.h : 0));  // norm input, QKV input, mask
+  acc.split_bytes += tokens * (sh.h / t) * (B + c.Bg)                  // Q and the projection input
                      + b * (cross ? kv_len : q_len) * kv_width_r * B;  // K and V (self: the rank's own)
   const double probs = b * sh.a_r * q_len * span;                       // attention probabilities per rank
   if (c.flash) {
@@ -131,8 +131,8 @@ void add_mlp(Acc& acc, const LayerSpec& l, const Ctx& c, double len) {
   acc.gemms.push_back({tokens * k, h, f / t, 1});
   // Stored: norm input, fc1 input, dropout mask (replicated); activation input/output (GELU: 2·ffn,
   // SwiGLU: gate, up and their product = 3·ffn) per routed token (split); router probabilities.
-  acc.repl_bytes += tokens * (2 * h * B + (l.dropout ? h : 0) + (moe ? experts * B : 0));
-  acc.split_bytes += tokens * k * (f / t) * (swiglu ? 3 : 2) * B;
+  acc.repl_bytes += tokens * (h * B + h * c.Bg + (l.dropout ? h : 0) + (moe ? experts * B : 0));
+  acc.split_bytes += tokens * k * (f / t) * ((swiglu ? 2 : 1) * B + c.Bg);  // the last: fc2's input
   const double repl_tokens = c.sp ? tokens / t : tokens;
   acc.elementwise_bytes += repl_tokens * h * B * (2 + 3 + (l.dropout ? 2 : 0)) +
                            tokens * k * (f / t) * B * (swiglu ? 3 : 2);
