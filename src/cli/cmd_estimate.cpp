@@ -150,7 +150,7 @@ void run_validate(bool json, bool fit) {
                                                                  : "")
                                                : "-",
                        src.met() ? "met" : "MISSED"});
-  fmt::print("\nPer source (rows not expressible, e.g. context parallelism, are skipped):\n{}",
+  fmt::print("\nPer source (rows not expressible, e.g. without a published layout, are skipped):\n{}",
              core::render_table({"source", "metric", "rows", "skipped", "mean abs", "max abs", "not fit", "target",
                                  ""},
                                 sources));

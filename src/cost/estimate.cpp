@@ -50,7 +50,8 @@ bool same_numbers(const StageContext& a, const StageContext& b) {
          a.tp_allreduce_s_per_byte == b.tp_allreduce_s_per_byte && a.tp_allreduce_latency_s == b.tp_allreduce_latency_s &&
          a.tp_rs_s_per_byte == b.tp_rs_s_per_byte && a.tp_rs_latency_s == b.tp_rs_latency_s &&
          a.dp_allgather_s_per_byte == b.dp_allgather_s_per_byte && a.dp_allgather_latency_s == b.dp_allgather_latency_s &&
-         a.dp_allreduce_s_per_byte == b.dp_allreduce_s_per_byte && a.dp_allreduce_latency_s == b.dp_allreduce_latency_s;
+         a.dp_allreduce_s_per_byte == b.dp_allreduce_s_per_byte && a.dp_allreduce_latency_s == b.dp_allreduce_latency_s &&
+         a.cp_step_s_per_byte == b.cp_step_s_per_byte && a.cp_step_latency_s == b.cp_step_latency_s;
 }
 
 std::string gpu_name_of(const hw::Cluster& c, const StageContext& ctx) { return c.gpu_types[ctx.gpu_type].name; }
@@ -85,9 +86,10 @@ Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s
   const PrebuiltStages* pre = opt.prebuilt;
   std::vector<int> first_of_class(pre ? pre->class_ctx.size() : 0, -1);  // with `pre`: a class's first stage
   for (int st = 0; st < p; ++st) {
-    // Stage st's devices in rank order (dp_rank·tp + tp_rank) are the st-th dp·tp slice of the placement.
-    const auto slice = s.placement.begin() + static_cast<std::ptrdiff_t>(st) * s.dp * s.tp;
-    devs.assign(slice, slice + static_cast<std::ptrdiff_t>(s.dp) * s.tp);
+    // Stage st's devices in rank order (dp·cp rank · tp + tp_rank) are the st-th dp·cp·tp slice of the placement.
+    const std::ptrdiff_t stage_size = static_cast<std::ptrdiff_t>(s.dp_cp()) * s.tp;
+    const auto slice = s.placement.begin() + st * stage_size;
+    devs.assign(slice, slice + stage_size);
     int twin = -1;
     if (pre) {
       twin = first_of_class[pre->stage_class[st]];

@@ -52,6 +52,12 @@ std::vector<PrecisionRecipe> recipes_from_json(const nlohmann::json& j, const st
       core::fail(w.field("optimizer_traffic_bytes_per_param"), "must be in [0, 1024]");
     p.activation_bytes_per_element = bytes_field(r, "activation_bytes_per_element", w);
     if (!(p.activation_bytes_per_element > 0)) core::fail(w.field("activation_bytes_per_element"), "must be > 0");
+    p.gemm_input_activation_bytes_per_element =
+        core::has_field(r, "gemm_input_activation_bytes_per_element")
+            ? bytes_field(r, "gemm_input_activation_bytes_per_element", w)
+            : p.activation_bytes_per_element;
+    if (!(p.gemm_input_activation_bytes_per_element > 0))
+      core::fail(w.field("gemm_input_activation_bytes_per_element"), "must be > 0");
     p.non_gemm_dtype = hw::parse_dtype(core::get_string(r, "non_gemm_dtype", w), w.field("non_gemm_dtype").str());
     p.fp8_scaling_bytes_per_gemm_input_element = bytes_field(r, "fp8_scaling_bytes_per_gemm_input_element", w);
     p.source = core::get_string(r, "source", w);

@@ -11,6 +11,7 @@
 
 #include "strata/cost/comm.hpp"
 #include "strata/cost/constants.hpp"
+#include "strata/cost/context_parallel.hpp"
 #include "strata/cost/overlap.hpp"
 #include "strata/cost/precision.hpp"
 #include "strata/cost/profile.hpp"
@@ -136,8 +137,8 @@ void StageSums::add(const LayerStageCost& l, bool is_embedding) {
 
 StageContext make_stage_context(const model::Model& /*m*/, const hw::Cluster& c, const Strategy& s,
                                 std::span<const int> stage_devices, const CostOptions& opt) {
-  if (stage_devices.empty() || static_cast<int>(stage_devices.size()) != s.dp * s.tp)
-    throw std::invalid_argument("make_stage_context: stage_devices must hold dp·tp devices");
+  if (stage_devices.empty() || static_cast<int>(stage_devices.size()) != s.dp_cp() * s.tp)
+    throw std::invalid_argument("make_stage_context: stage_devices must hold dp·cp·tp devices");
   StageContext ctx;
   ctx.strategy = &s;
   ctx.cluster = &c;
@@ -166,7 +167,7 @@ StageContext make_stage_context(const model::Model& /*m*/, const hw::Cluster& c,
   }
   if (opt.memory_budget_bytes > 0) ctx.memory_capacity_bytes = std::min(ctx.memory_capacity_bytes, opt.memory_budget_bytes);
   ctx.memory_usable_bytes = usable_memory_bytes(ctx.memory_capacity_bytes, opt.memory_headroom, *ctx.constants);
-  const int dp = s.dp, tp = s.tp;
+  const int dp = s.dp_cp(), tp = s.tp;  // gradients are reduced over dp·cp (Megatron, with context parallelism)
   CommOptions co;
   co.constants = ctx.constants;
   AlphaBeta tp_ar, tp_rs, dp_ar, dp_ag;
@@ -183,6 +184,15 @@ StageContext make_stage_context(const model::Model& /*m*/, const hw::Cluster& c,
   ctx.dp_allreduce_s_per_byte = dp_ar.beta;
   ctx.dp_allgather_latency_s = dp_ag.alpha;
   ctx.dp_allgather_s_per_byte = dp_ag.beta;
+  if (s.cp > 1) {
+    // cp groups: ranks (d·cp + c)·tp + r for c = 0..cp−1 (the first dp replica's, others are translations). One
+    // ring-attention step = one step of a ring all-gather of the cp K/V blocks (cost/context_parallel.hpp).
+    AlphaBeta cp_ag, unused;
+    groups_alpha_beta(c, stage_devices, tp, s.cp, 1, tp, co, opt.profile, Collective::allgather, cp_ag,
+                      Collective::reduce_scatter, unused);
+    ctx.cp_step_latency_s = cp_ag.alpha / (s.cp - 1);
+    ctx.cp_step_s_per_byte = cp_ag.beta * s.cp / (s.cp - 1);
+  }
   return ctx;
 }
 
@@ -209,8 +219,11 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
   q.recompute = mode;
   const PrecisionRecipe& recipe = precision_recipe(s.dtype);
   q.bytes_per_element = recipe.activation_bytes_per_element;
+  q.gemm_input_bytes_per_element = recipe.gemm_input_activation_bytes_per_element;
   q.attention = attention_kernel_for(s, ctx.cluster->gpu_types[ctx.gpu_type]);
+  q.cp = s.cp;
   const model::LayerCost lc = model::layer_cost(layer, q);
+  double attention_s = 0;  // the attention core's forward compute (what hides ring attention's K/V exchange)
 
   LayerStageCost out;
   // ---- compute -------------------------------------------------------------------------------------------------
@@ -246,8 +259,10 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
     }
     // FLOPs not described by GEMMs (generic layers) run at the curve's efficiency for their size.
     const auto& gpu = ctx.cluster->gpu_types[ctx.gpu_type];  // fused attention core in the non-GEMM dtype
-    gemm_s += flash_attention_time(k, lc.flash_attention_flops,
-                                   gpu.peak(recipe.non_gemm_dtype) * gpu_compute_factor(k, gpu.name));
+    const double flash_s = flash_attention_time(k, lc.flash_attention_flops,
+                                                gpu.peak(recipe.non_gemm_dtype) * gpu_compute_factor(k, gpu.name));
+    gemm_s += flash_s;
+    attention_s = flash_s + batched_s;
     const double other_flops = std::max(0.0, lc.fwd_flops - gemm_flops - lc.flash_attention_flops);
     const double other_s = other_flops > 0 ? other_flops / (ctx.peak_flops * gemm_efficiency(k, other_flops, s.dtype)) : 0;
     const double elem_s = (lc.fwd_elementwise_bytes + fp8_scaling_bytes(lc, recipe)) / mem_bw;
@@ -277,7 +292,7 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
     if (s.tp_overlap) apply_tp_overlap(m, layer, ctx, mode, lc, out);
   }
   // ---- memory --------------------------------------------------------------------------------------------------
-  const double dp = s.dp;
+  const double dp = s.dp_cp();  // ZeRO shards over the dp·cp replicas (Megatron's data-parallel group with cp)
   const double p = lc.params_per_tp_rank;
   out.params_per_device = p;
   out.unsharded_weight_bytes = p * k.weight_bytes_per_param;
@@ -294,7 +309,17 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
   out.output_bytes = lc.output_bytes;
   out.flops_fwd = lc.fwd_flops;
   // ---- ZeRO-3: gather the layer's weights before forward and backward, reduce-scatter its gradients ----------
-  if (s.zero_stage >= 3 && s.dp > 1 && p > 0) {
+  // ---- context parallelism: ring attention's K/V exchange, hidden by the attention steps (context_parallel.hpp) --
+  if (s.cp > 1) {
+    const double kv = cp_kv_block_bytes(layer, s.micro_batch, q.seq, s.tp, s.cp, q.bytes_per_element);
+    const double bwd_ratio = lc.fwd_flops > 0 ? lc.bwd_flops / lc.fwd_flops : 2.0;
+    const RingAttentionComm r = ring_attention_comm(s.cp, attention_s, bwd_ratio * attention_s, kv,
+                                                    ctx.cp_step_latency_s, ctx.cp_step_s_per_byte, k.overlap_slowdown);
+    // The ring-attention kernel waits for its blocks: the exposed part lengthens the layer's compute.
+    out.fwd_compute_s += r.fwd_exposed_s;
+    out.bwd_compute_s += r.bwd_exposed_s;
+  }
+  if (s.zero_stage >= 3 && dp > 1 && p > 0) {
     const double bytes = p * k.grad_comm_bytes_per_param;
     const double ag = ctx.dp_allgather_latency_s + ctx.dp_allgather_s_per_byte * bytes;  // RS: same ring bytes
     // The neighbouring layer's compute hides the prefetch (identical blocks: the layer's own), cost/zero.hpp.
@@ -355,7 +380,7 @@ BucketPartition dp_bucket_partition(double grad_bytes, const CostConstants& k) {
 double dp_sync_exposed_time(const StageContext& ctx, double grad_params, double overlap_window_s) {
   const Strategy& s = *ctx.strategy;
   const CostConstants& k = *ctx.constants;
-  if (s.dp <= 1 || s.zero_stage >= 3 || grad_params <= 0) return 0;
+  if (s.dp_cp() <= 1 || s.zero_stage >= 3 || grad_params <= 0) return 0;
   const double bytes = grad_params * k.grad_comm_bytes_per_param;
   // Buckets (PyTorch DDP / Megatron): n equal buckets, bucket j released after 1/n-th of the backward; each one a
   // collective of its own (latency included). ZeRO 0: all-reduce; ZeRO 1/2: reduce-scatter (+ the all-gather of
@@ -376,7 +401,7 @@ double dp_sync_exposed_time(const StageContext& ctx, double grad_params, double 
 double optimizer_step_time(const StageContext& ctx, double params_per_device) {
   const Strategy& s = *ctx.strategy;
   const CostConstants& k = *ctx.constants;
-  const double owned = params_per_device / (s.zero_stage >= 1 ? s.dp : 1);
+  const double owned = params_per_device / (s.zero_stage >= 1 ? s.dp_cp() : 1);
   return owned * k.optimizer_traffic_bytes_per_param / (ctx.memory_bw_bytes_per_s * k.memory_bw_efficiency);
 }
 

@@ -41,7 +41,7 @@ std::optional<model::AttentionKernel> parse_attention_value(std::string_view tex
 const std::vector<std::string>& valid_keys() {
   static const std::vector<std::string> keys = {"dp",   "tp",       "pp",     "mbs", "gbs",  "v",     "schedule",
                                                 "zero", "recompute", "rlayers", "sp", "dtype", "split", "place",
-                                                "attention", "stages", "layers", "overlap"};
+                                                "attention", "stages", "layers", "overlap", "cp"};
   return keys;
 }
 
@@ -106,6 +106,7 @@ Strategy parse_strategy(std::string_view text, const std::string& where) {
     if (key == "dp") s.dp = parse_small_int(value, where, key, 1);
     else if (key == "tp") s.tp = parse_small_int(value, where, key, 1);
     else if (key == "pp") s.pp = parse_small_int(value, where, key, 1);
+    else if (key == "cp") s.cp = parse_small_int(value, where, key, 1);
     else if (key == "mbs") s.micro_batch = parse_small_int(value, where, key, 1);
     else if (key == "gbs") {
       s.global_batch = parse_int(value, where, key);
@@ -168,6 +169,7 @@ std::string to_cli_string(const Strategy& s) {
   if (!identity) out += ",place=" + join_ints(s.placement, '+');
   if (s.attention) out += fmt::format(",attention={}", model::to_string(*s.attention));
   if (s.tp_overlap) out += ",overlap=on";  // off (Megatron) is the default: left out
+  if (s.cp > 1) out += fmt::format(",cp={}", s.cp);  // cp = 1 (the default) is left out
   return out;
 }
 
@@ -198,6 +200,7 @@ nlohmann::ordered_json to_json(const Strategy& s) {
   j["dp"] = s.dp;
   j["tp"] = s.tp;
   j["pp"] = s.pp;
+  if (s.cp > 1) j["cp"] = s.cp;  // cp = 1 (the default) is left out
   j["mbs"] = s.micro_batch;
   j["gbs"] = s.global_batch;
   j["v"] = s.virtual_stages;
@@ -216,7 +219,7 @@ Strategy strategy_from_json(const nlohmann::json& j, const std::string& origin) 
   core::expect_object(j, where);
   static const std::set<std::string> known = {"dp",  "tp",       "pp",  "mbs",   "gbs",   "v",        "schedule",
                                               "zero", "recompute", "recompute_layers", "sp", "dtype", "split",
-                                              "placement", "attention", "stages", "overlap"};
+                                              "placement", "attention", "stages", "overlap", "cp"};
   for (const auto& [k, _] : j.items())
     if (!known.count(k))
       core::fail(where.field(k), fmt::format("unknown field (valid: {})",
@@ -225,6 +228,7 @@ Strategy strategy_from_json(const nlohmann::json& j, const std::string& origin) 
   s.dp = json_small_int(j, "dp", where, 1, 0);
   s.tp = json_small_int(j, "tp", where, 1, 0);
   s.pp = json_small_int(j, "pp", where, 1, 0);
+  s.cp = json_small_int(j, "cp", where, 1, 1);
   s.micro_batch = json_small_int(j, "mbs", where, 1, 1);
   if (core::has_field(j, "gbs")) {
     s.global_batch = core::get_positive_int(j, "gbs", where);
@@ -328,6 +332,17 @@ void complete_placement(Strategy& s, int devices) {
   }
 }
 
+// cp > 1: a sequence model whose sequence splits into 2·cp equal chunks (Megatron-core's load-balanced causal
+// split: rank c holds chunks c and 2cp−1−c).
+void check_context_parallel(const Strategy& s, const model::Model& m) {
+  if (s.cp <= 1) return;
+  if (m.seq <= 0)
+    detail::field_rule_error("cp", "cp needs a sequence model", fmt::format("model {} has no sequence length", m.name));
+  if (m.seq % (2 * static_cast<std::int64_t>(s.cp)) != 0)
+    detail::field_rule_error("cp", "seq divisible by 2·cp",
+                             fmt::format("seq {} is not divisible by 2·cp = {}", m.seq, 2 * s.cp));
+}
+
 // rlayers: one entry per stage, with recompute, at most the layers the stage holds over its chunks.
 void check_recompute_layers(const Strategy& s) {
   const int chunks = s.pp * s.virtual_stages;
@@ -350,8 +365,18 @@ void check_recompute_layers(const Strategy& s) {
 }  // namespace
 
 Strategy complete_strategy(Strategy s, const model::Model& m, const hw::Cluster& c) {
-  if (!s.stages.empty()) return detail::complete_stage_strategy(std::move(s), m, c);
-  const int devices = c.num_devices();
+  if (!s.stages.empty()) {
+    if (s.cp != 1) detail::field_rule_error("cp", "cp needs the uniform form", "context parallelism with stages= is not supported");
+    return detail::complete_stage_strategy(std::move(s), m, c);
+  }
+  if (s.cp < 1) rule_error("cp >= 1", fmt::format("cp = {}", s.cp));
+  check_context_parallel(s, m);
+  // Context parallelism takes its cp ranks out of every data-parallel replica's place: the degree rules below
+  // count dp·cp where they count devices (dp·cp·tp·pp = devices).
+  const int devices = c.num_devices() / (c.num_devices() % s.cp == 0 ? s.cp : 1);
+  if (c.num_devices() % s.cp != 0)
+    rule_error("dp·cp·tp·pp = devices", fmt::format("cp = {} does not divide the {} devices of {}", s.cp,
+                                                     c.num_devices(), c.name));
   const int n_layers = static_cast<int>(m.layers.size());
   if (devices <= 0) rule_error("cluster has devices", "the cluster has no devices");
   if (n_layers <= 0) rule_error("model has layers", "the model has no layers");
@@ -412,7 +437,7 @@ Strategy complete_strategy(Strategy s, const model::Model& m, const hw::Cluster&
                  fmt::format("split sums to {} but model {} has {} layers (embedding and head included)", sum, m.name,
                              n_layers));
   }
-  complete_placement(s, devices);
+  complete_placement(s, c.num_devices());
   check_recompute_layers(s);
   // Oases (cost/overlap.hpp): two sub-batches of mbs/2 samples, and a TP collective to hide.
   if (s.tp_overlap && s.tp < 2) rule_error("overlap=on needs tp >= 2", "no TP collective to overlap at tp = 1");

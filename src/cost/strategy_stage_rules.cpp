@@ -267,12 +267,13 @@ std::vector<StageView> stage_views(const Strategy& s, const hw::Cluster& c) {
     auto& v = views[st];
     v.dp = uniform ? s.dp : s.stages[st].dp;
     v.tp = uniform ? s.tp : s.stages[st].tp;
+    v.cp = uniform ? s.cp : 1;
+    const std::ptrdiff_t group = static_cast<std::ptrdiff_t>(v.dp) * v.cp * v.tp;
     if (uniform)
-      v.devices.assign(s.placement.begin() + static_cast<std::ptrdiff_t>(st) * v.dp * v.tp,
-                       s.placement.begin() + static_cast<std::ptrdiff_t>(st + 1) * v.dp * v.tp);
+      v.devices.assign(s.placement.begin() + st * group, s.placement.begin() + (st + 1) * group);
     else
       v.devices = s.stages[st].devices, v.layer_choices = s.stages[st].layer_choices;
-    if (static_cast<int>(v.devices.size()) != v.dp * v.tp)
+    if (static_cast<std::ptrdiff_t>(v.devices.size()) != group)
       throw std::invalid_argument("stage_views: strategy is not complete (stage devices)");
     v.gpu_type = common_gpu_type(c, v.devices);
     for (int ch = st; ch < chunks; ch += s.pp) {
@@ -289,6 +290,7 @@ Strategy to_per_stage(const Strategy& s, const hw::Cluster& c) {
   if (!is_uniform(s)) return s;
   if (s.virtual_stages != 1 || s.schedule == Schedule::interleaved)
     field_rule_error("v", "stages need v = 1", "a per-stage strategy runs one chunk per stage (no interleaving)");
+  if (s.cp != 1) field_rule_error("cp", "stages need cp = 1", "per-stage strategies have no context parallelism");
   Strategy out = s;
   for (const auto& v : stage_views(s, c)) {
     StageChoice st;

@@ -10,8 +10,8 @@
 
 namespace strata::cost::detail {
 
-// One row per measured run of data/calibration/public_training_rows.json that strata can express (rows with
-// context parallelism > 1 go to `skipped` with the reason), dataset = the row's source name ("llm-foundry",
+// One row per measured run of data/calibration/public_training_rows.json that strata can express (rows without a
+// published parallel layout go to `skipped` with the reason), dataset = the row's source name ("llm-foundry",
 // "megatron-bridge", "nemo-long-seq", "torchtitan"), metric = the source's published throughput metric.
 // Filters for fitting: `only_dtype` (non-empty) keeps the rows of that precision ("fp8"), `gpu_contains` the rows
 // whose published GPU type contains it ("H100"). Rows measured with asynchronous TP (torchtitan "async TP") are

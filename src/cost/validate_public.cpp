@@ -86,7 +86,8 @@ Strategy row_strategy(const core::Json& row, const std::string& source) {
   Strategy s;
   s.tp = row.at("tp").get<int>();
   s.pp = row.at("pp").get<int>();
-  s.dp = row.at("gpus").get<int>() / (s.tp * s.pp);
+  s.cp = value_or<int>(row, "cp", 1);  // context parallelism (ring attention, Megatron-core / TransformerEngine)
+  s.dp = row.at("gpus").get<int>() / (s.tp * s.pp * s.cp);
   s.micro_batch = value_or<std::int64_t>(row, "mbs", 1);
   s.global_batch = row.at("gbs").get<std::int64_t>();
   const int vp = value_or<int>(row, "vp", 1);
@@ -133,10 +134,6 @@ void public_rows(const CostConstants& k, const hw::Catalog& catalog, std::vector
         fmt::format("{} {} {}x{} {} {}", value_or<std::string>(row, "id", "?"), key, gpus,
                     row.at("gpu_type").get<std::string>().substr(0, 9), row.at("precision").get<std::string>(),
                     value_or<std::string>(row, "activation_checkpointing", "-"));
-    if (value_or<int>(row, "cp", 1) > 1) {
-      skipped.push_back({source, name, "context parallelism (cp > 1) is not modelled here"});
-      continue;
-    }
     if (row.at("tp").is_null() || row.at("pp").is_null()) {
       skipped.push_back({source, name, "parallel configuration not published"});
       continue;

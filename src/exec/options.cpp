@@ -165,6 +165,8 @@ RunOptions make_run_options(const model::Model& m, cost::Strategy s, int world_s
     world_size = 0;
     for (const auto& st : s.stages) world_size += st.dp * st.tp;
   }
+
+  if (s.cp > 1) throw InputError("--strategy: cp: the executor does not run context parallelism (use cp=1)");
   if (world_size <= 0) {
     if (s.dp <= 0 || s.tp <= 0 || s.pp <= 0)
       throw InputError("--world-size: required when the strategy does not give all of dp, tp and pp");

@@ -132,7 +132,12 @@ LayerCost layer_cost(const LayerSpec& layer, const LayerQuery& q) {
                         layer.kind == LayerKind::decoder;
   if (c.rc == Recompute::oases && !tp_block) c.rc = Recompute::full;
   c.B = q.bytes_per_element;
+  c.Bg = q.gemm_input_bytes_per_element > 0 ? q.gemm_input_bytes_per_element : c.B;
   c.flash = q.attention == AttentionKernel::flash;
+  if (q.cp > 1) {  // context parallelism: the rank's seq/cp tokens, attending over the whole sequence
+    c.s_keys = c.s;
+    c.s /= q.cp;
+  }
   const bool needs_seq = layer.kind != LayerKind::conv && layer.kind != LayerKind::generic;
   if (needs_seq && !(c.s > 0))
     throw std::invalid_argument(fmt::format("layer_cost: layer '{}' has no sequence length", layer.name));

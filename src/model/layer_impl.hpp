@@ -16,7 +16,10 @@ struct Ctx {
   bool sp = false;       // sequence parallelism
   Recompute rc = Recompute::none;
   double B = 2;          // bytes per activation element
+  double Bg = 2;         // bytes per stored GEMM-input element (the linear layers' saved inputs; fp8 recipes: 1)
   bool flash = false;    // fused (FlashAttention-style) attention kernel
+  double s_keys = 0;     // keys each query attends over in self-attention (context parallelism: the whole
+                         //   sequence while s = seq/cp); 0 = s
 };
 
 // Parameters of one norm over `width` features (LayerNorm: weight [+ bias]; RMSNorm: weight; none: 0).

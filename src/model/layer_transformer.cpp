@@ -91,9 +91,9 @@ void add_attention(Acc& acc, const LayerSpec& l, const Ctx& c, double q_len, dou
   acc.gemms.push_back({b * q_len, sh.h, sh.h / t, 1});
   // Stored activations (Korthikanti accounting, see the file comment).
   const double tokens = b * q_len;
-  acc.repl_bytes += tokens * (2 * sh.h * B + (l.dropout ? sh.h : 0));  // norm input, QKV input, dropout mask
-  acc.split_bytes += tokens * (sh.h / t) * B * 2                       // Q and the projection input
-                     + b * kv_len * kv_width_r * B;                    // K and V
+  acc.repl_bytes += tokens * (sh.h * B + sh.h * c.Bg + (l.dropout ? sh.h : 0));  // norm input, QKV input, mask
+  acc.split_bytes += tokens * (sh.h / t) * (B + c.Bg)                  // Q and the projection input
+                     + b * (cross ? kv_len : q_len) * kv_width_r * B;  // K and V (self: the rank's own)
   const double probs = b * sh.a_r * q_len * span;                       // attention probabilities per rank
   if (c.flash) {
     // FlashAttention keeps one fp32 log-sum-exp per query row and head for its backward (Dao et al. 2022 §3.1);
@@ -131,8 +131,8 @@ void add_mlp(Acc& acc, const LayerSpec& l, const Ctx& c, double len) {
   acc.gemms.push_back({tokens * k, h, f / t, 1});
   // Stored: norm input, fc1 input, dropout mask (replicated); activation input/output (GELU: 2·ffn,
   // SwiGLU: gate, up and their product = 3·ffn) per routed token (split); router probabilities.
-  acc.repl_bytes += tokens * (2 * h * B + (l.dropout ? h : 0) + (moe ? experts * B : 0));
-  acc.split_bytes += tokens * k * (f / t) * (swiglu ? 3 : 2) * B;
+  acc.repl_bytes += tokens * (h * B + h * c.Bg + (l.dropout ? h : 0) + (moe ? experts * B : 0));
+  acc.split_bytes += tokens * k * (f / t) * ((swiglu ? 2 : 1) * B + c.Bg);  // the last: fc2's input
   const double repl_tokens = c.sp ? tokens / t : tokens;
   acc.elementwise_bytes += repl_tokens * h * B * (2 + 3 + (l.dropout ? 2 : 0)) +
                            tokens * k * (f / t) * B * (swiglu ? 3 : 2);
@@ -146,7 +146,7 @@ LayerCost transformer_cost(const LayerSpec& l, const Ctx& c) {
   const double enc = l.encoder_seq > 0 ? static_cast<double>(l.encoder_seq) : c.s;
   const bool decoder = l.kind == LayerKind::decoder;
   Acc acc;
-  add_attention(acc, l, c, c.s, c.s, false);
+  add_attention(acc, l, c, c.s, c.s_keys > 0 ? c.s_keys : c.s, false);
   if (decoder) add_attention(acc, l, c, c.s, enc, true);
   add_mlp(acc, l, c, c.s);
 

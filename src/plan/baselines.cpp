@@ -161,7 +161,7 @@ void anneal_top(const model::Model& m, const hw::Cluster& c, const PlanOptions& 
       const cost::Estimate e = cost::estimate(m, c, s, opt.cost);
       return e.fits ? e.iteration_time_s : INFINITY;
     };
-    const auto placed = anneal_placement(c, base.dp, base.tp, base.pp, base.placement, cost_of,
+    const auto placed = anneal_placement(c, base.dp_cp(), base.tp, base.pp, base.placement, cost_of,
                                          opt.anneal_seed + i, opt.anneal_iterations);
     res.evaluated += opt.anneal_iterations + 1;
     if (placed == base.placement) continue;

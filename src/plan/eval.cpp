@@ -35,20 +35,20 @@ auto ctx_key(const cost::StageContext& x) {
   return std::make_tuple(x.gpu_type, x.peak_flops, x.memory_bw_bytes_per_s, x.memory_capacity_bytes,
                          x.tp_allreduce_s_per_byte, x.tp_allreduce_latency_s, x.tp_rs_s_per_byte, x.tp_rs_latency_s,
                          x.dp_allgather_s_per_byte, x.dp_allgather_latency_s, x.dp_allreduce_s_per_byte,
-                         x.dp_allreduce_latency_s);
+                         x.dp_allreduce_latency_s, x.cp_step_s_per_byte, x.cp_step_latency_s);
 }
 }  // namespace
 
 DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp, int tp, int pp,
                             std::vector<int> placement, std::string label, std::int64_t gbs, hw::Dtype dtype,
-                            const cost::CostOptions& opt) {
+                            const cost::CostOptions& opt, int cp) {
   return make_degree_unit(m, c, dp, tp, pp, std::make_shared<const std::vector<int>>(std::move(placement)),
-                          std::move(label), gbs, dtype, opt);
+                          std::move(label), gbs, dtype, opt, cp);
 }
 
 DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp, int tp, int pp,
                             std::shared_ptr<const std::vector<int>> placement, std::string label, std::int64_t gbs,
-                            hw::Dtype dtype, const cost::CostOptions& opt, bool reuse_twins) {
+                            hw::Dtype dtype, const cost::CostOptions& opt, int cp, bool reuse_twins) {
   DegreeUnit u;
   u.dp = dp;
   u.tp = tp;
@@ -57,10 +57,11 @@ DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp,
   u.proto.dp = dp;
   u.proto.tp = tp;
   u.proto.pp = pp;
+  u.proto.cp = cp;
   u.proto.global_batch = gbs;
   u.proto.dtype = dtype;
   u.placement = std::move(placement);
-  u.stage_devices = StageDevices{u.placement.get(), dp * tp, pp};
+  u.stage_devices = StageDevices{u.placement.get(), dp * cp * tp, pp};  // a stage: its dp·cp·tp ranks
   u.cuts = std::make_shared<CutCache>();
   std::vector<int> built;  // stages whose context was built (the twins' references)
   for (int st = 0; st < pp; ++st) {
@@ -100,6 +101,7 @@ cost::Strategy make_strategy_light(const DegreeUnit& u, const Variant& var, cons
   s.dp = u.proto.dp;
   s.tp = u.proto.tp;
   s.pp = u.proto.pp;
+  s.cp = u.proto.cp;
   s.global_batch = u.proto.global_batch;
   s.dtype = u.proto.dtype;
   s.micro_batch = var.mbs;

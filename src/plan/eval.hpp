@@ -47,7 +47,7 @@ struct DegreeUnit {
   std::string placement_label;
   cost::Strategy proto;                         // degrees, gbs, dtype (the placement is `placement`, shared)
   std::shared_ptr<const std::vector<int>> placement;  // dp·tp·pp devices, shared by units with equal placements
-  StageDevices stage_devices;                   // [stage] dp·tp devices in rank order (views into `placement`)
+  StageDevices stage_devices;                   // [stage] dp·cp·tp devices in rank order (views into `placement`)
   std::vector<cost::StageContext> class_ctx;    // [class]
   std::vector<int> stage_class;                 // [stage]
   // p2p times of cuts, memoised per (stage pair, sp, bytes): p2p_time scans the stage's devices.
@@ -59,11 +59,11 @@ struct CutCache {
 };
 DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp, int tp, int pp,
                             std::vector<int> placement, std::string label, std::int64_t gbs, hw::Dtype dtype,
-                            const cost::CostOptions& opt);
+                            const cost::CostOptions& opt, int cp = 1);
 // reuse_twins = false builds every stage's context (the per-device reference path of PlanOptions::symmetry).
 DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp, int tp, int pp,
                             std::shared_ptr<const std::vector<int>> placement, std::string label, std::int64_t gbs,
-                            hw::Dtype dtype, const cost::CostOptions& opt, bool reuse_twins = true);
+                            hw::Dtype dtype, const cost::CostOptions& opt, int cp = 1, bool reuse_twins = true);
 
 // The knobs below the degrees.
 struct Variant {

@@ -51,7 +51,7 @@ std::vector<std::string> explain(const model::Model& m, const hw::Cluster& c, co
   // Stage runs per GPU type, with layers and per-type block time.
   const auto types = stage_gpu_types(c, s);
   const DegreeUnit u = make_degree_unit(m, c, s.dp, s.tp, s.pp, s.placement, best.placement_label, s.global_batch,
-                                        s.dtype, opt.cost);
+                                        s.dtype, opt.cost, s.cp);
   cost::Strategy probe = s;
   const ClassCosts cc = class_costs(m, li, u, probe);
   const int shape = main_shape(li);
@@ -101,7 +101,7 @@ std::vector<std::string> explain(const model::Model& m, const hw::Cluster& c, co
   if (s.tp > 1) {
     bool in_node = true;
     for (int st = 0; st < s.pp; ++st)
-      for (int d = 0; d < s.dp; ++d) {
+      for (int d = 0; d < s.dp_cp(); ++d) {
         const int node = c.devices[s.device(st, d, 0)].node;
         for (int r = 1; r < s.tp; ++r) in_node = in_node && c.devices[s.device(st, d, r)].node == node;
       }

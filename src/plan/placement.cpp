@@ -189,8 +189,8 @@ std::vector<int> stage_gpu_types(const hw::Cluster& c, const cost::Strategy& s) 
   std::vector<int> out;
   for (int st = 0; st < s.pp; ++st) {
     int t = -2;
-    for (int r = 0; r < s.dp * s.tp; ++r) {
-      const int dev = s.placement.empty() ? st * s.dp * s.tp + r : s.placement[st * s.dp * s.tp + r];
+    for (int r = 0; r < s.dp_cp() * s.tp; ++r) {
+      const int dev = s.placement.empty() ? st * s.dp_cp() * s.tp + r : s.placement[st * s.dp_cp() * s.tp + r];
       const int g = c.devices[dev].gpu_type;
       t = (t == -2 || t == g) ? g : -1;
     }

@@ -220,9 +220,9 @@ Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOp
       continue;
     }
     const std::int64_t max_mbs = max_useful_micro_batch(m, c, tp, opt.dtype);
-    for (int pp : device_divisors(n / tp)) {
-      const int dp = n / (tp * pp);
-      const std::string ex = fmt::format("dp={},tp={},pp={}", dp, tp, pp);
+    for (const auto& [pp, cp] : pp_cp_degrees(m, n / tp, !three_d)) {  // cp > 1 only for long sequences
+      const int dp = n / (tp * pp * cp);
+      const std::string ex = fmt::format("dp={},tp={},pp={}{}", dp, tp, pp, cp > 1 ? fmt::format(",cp={}", cp) : "");
       if (pp > L) {
         rej.add("degrees: pp > layers of the model", 1, ex);
         continue;
@@ -236,10 +236,10 @@ Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOp
         continue;
       }
       sp.valid_dp.push_back(dp);
-      for (const auto& [placement, label] : places.of(tp)) {
+      for (const auto& [placement, label] : places.of(tp)) {  // tp groups in order: the same for any dp·cp·pp
         const int unit = static_cast<int>(sp.units.size());
-        sp.units.push_back(
-            detail::make_degree_unit(m, c, dp, tp, pp, placement, label, gbs, opt.dtype, opt.cost, opt.symmetry));
+        sp.units.push_back(detail::make_degree_unit(m, c, dp, tp, pp, placement, label, gbs, opt.dtype, opt.cost, cp,
+                                                    opt.symmetry));
         std::vector<model::Recompute> rcs{model::Recompute::none};
         if (!three_d) rcs = {model::Recompute::none, model::Recompute::selective, model::Recompute::full};
         // Oases (opt-in like pipedream/2bw: no engine export expresses it, docs/planner.md): cross-pass recompute.
@@ -248,7 +248,7 @@ Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOp
         std::vector<bool> sps{false};
         if (!three_d && tp > 1) sps = {false, true};
         std::vector<int> zeros{0};
-        if (!three_d && dp > 1) zeros = {0, 1, 2, 3};
+        if (!three_d && dp * cp > 1) zeros = {0, 1, 2, 3};
         for (std::int64_t mbs : micro_batch_sizes(gbs_divisors, gbs, dp, max_mbs, ex, rej)) {
           const std::int64_t micro = gbs / (static_cast<std::int64_t>(dp) * mbs);
           if (opt.max_micro_batches != 0 &&
@@ -467,7 +467,8 @@ bool optimal_split(const model::Model& m, const hw::Cluster& c, cost::Strategy& 
                    double* objective_s) {
   if (s.placement.empty()) s.placement = megatron_placement(c);
   const detail::LayerIndex li = detail::index_layers(m);
-  DegreeUnit u = detail::make_degree_unit(m, c, s.dp, s.tp, s.pp, s.placement, "given", s.global_batch, s.dtype, opt);
+  DegreeUnit u =
+      detail::make_degree_unit(m, c, s.dp, s.tp, s.pp, s.placement, "given", s.global_batch, s.dtype, opt, s.cp);
   u.proto = s;
   u.proto.split.clear();
   u.proto.placement.clear();  // the unit's placement is u.placement

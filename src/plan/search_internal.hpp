@@ -45,6 +45,9 @@ void parallel_for(int threads, std::int64_t n, const std::function<void(std::int
 // Divisors of n in increasing order, O(sqrt(n)).
 std::vector<std::int64_t> divisors(std::int64_t n);
 std::vector<int> device_divisors(int n);  // divisors of a device count
+// The (pp, cp) pairs for the n_rest = devices/tp left to pp·cp·dp (plan/context_parallel.cpp): every divisor pp
+// with cp = 1, followed, when `with_cp` and the sequence is long, by cp = 2, 4, … (see there).
+std::vector<std::pair<int, int>> pp_cp_degrees(const model::Model& m, int n_rest, bool with_cp);
 // The divisors d of gbs/dp with d <= max_mbs, from the divisors of gbs (a divisor of gbs/dp divides gbs).
 std::vector<std::int64_t> divisors_of_quotient(const std::vector<std::int64_t>& divisors_of_gbs, std::int64_t gbs,
                                                std::int64_t dp, std::int64_t max_mbs);

@@ -34,7 +34,7 @@ namespace {
 // True when every tp group of the strategy sits inside one node.
 bool tp_inside_nodes(const cost::Strategy& s, const hw::Cluster& c) {
   for (int st = 0; st < s.pp; ++st)
-    for (int d = 0; d < s.dp; ++d)
+    for (int d = 0; d < s.dp_cp(); ++d)
       for (int r = 1; r < s.tp; ++r)
         if (c.devices[s.device(st, d, r)].node != c.devices[s.device(st, d, 0)].node) return false;
   return true;
@@ -70,6 +70,7 @@ std::string strategy_in_words(const cost::Strategy& s, const hw::Cluster& c) {
                                      : fmt::format("{} data-parallel replicas", s.dp));
   else if (s.zero_stage > 0)
     parts.push_back(fmt::format("ZeRO-{} (one replica: no sharding)", s.zero_stage));
+  if (s.cp > 1) parts.push_back(fmt::format("context parallel cp {} (ring attention)", s.cp));
   if (s.recompute != model::Recompute::none)
     parts.push_back(fmt::format("{} activation recompute", model::to_string(s.recompute)));
   if (s.sequence_parallel) parts.push_back("sequence parallel");
@@ -161,7 +162,7 @@ OJson placement_section(const PlanView& pv, const hw::Cluster& c) {
   const cost::Strategy& s = pv.best;
   std::vector<std::array<int, 3>> role(c.num_devices(), {-1, -1, -1});
   for (int st = 0; st < s.pp; ++st)
-    for (int d = 0; d < s.dp; ++d)
+    for (int d = 0; d < s.dp_cp(); ++d)
       for (int r = 0; r < s.tp; ++r) role[s.device(st, d, r)] = {st, d, r};
   OJson j;
   OJson types = OJson::array();

@@ -105,7 +105,9 @@ PipelineInput pipeline_from_cost(const model::Model& m, const hw::Cluster& c, co
   if (cost::is_layerwise(s, c)) return detail::pipeline_from_layerwise(m, c, s, opt);  // issue 16
   cost::require_uniform(s, "simulating");
   const cost::CostConstants& k = opt.cost.constants ? *opt.cost.constants : cost::builtin_constants();
-  const int p = s.pp, v = s.virtual_stages, dp = s.dp, tp = s.tp, chunks = p * v;
+  // One worker per (stage, dp·cp replica): with context parallelism each cp rank is a worker of its own that
+  // runs every micro-batch of its replica on its seq/cp tokens (dp ranks d·cp + c, Megatron's order).
+  const int p = s.pp, v = s.virtual_stages, dp = s.dp_cp(), tp = s.tp, chunks = p * v;
   PipelineInput in;
   in.schedule = s.schedule;
   in.p = p;
@@ -121,6 +123,13 @@ PipelineInput pipeline_from_cost(const model::Model& m, const hw::Cluster& c, co
   cost::Strategy s1 = s;
   s1.dp = 1;
   s1.global_batch = s.micro_batch * s.num_micro_batches();
+  // With cp > 1 the worker's layer costs need its cp group (ring attention): the group's cp·tp devices.
+  auto cost_devices = [&](int r, int d) {
+    std::vector<int> out;
+    for (int c0 = d / s.cp * s.cp, j = 0; j < s.cp; ++j)
+      for (int t = 0; t < tp; ++t) out.push_back(s.device(r, c0 + j, t));
+    return out;
+  };
   s1.zero_stage = 0;
   cost::CommOptions co;
   co.constants = &k;
@@ -151,7 +160,8 @@ PipelineInput pipeline_from_cost(const model::Model& m, const hw::Cluster& c, co
     for (int d = 0; d < dp; ++d) {
       WorkerInput& w = in.workers[r * dp + d];
       w.devices = worker_devices(r, d);
-      const cost::StageContext wctx = cost::make_stage_context(m, c, s1, w.devices, opt.cost);
+      const cost::StageContext wctx =
+          cost::make_stage_context(m, c, s1, s.cp > 1 ? cost_devices(r, d) : w.devices, opt.cost);
       const cost::StageLayerSums own = cost::sum_stage_layers(
           m, s1, bounds, r, true,
           [&](int li, model::Recompute mode) { return cost::layer_stage_cost(m, m.layers[li], wctx, mode); });
@@ -248,7 +258,7 @@ Simulation simulate(const model::Model& m, const hw::Cluster& c, const cost::Str
       out.fits = false;
       out.not_fit_reason = fmt::format("stage {} (dp rank {}) peaks at {} per device but its devices have {} ({} after "
                                        "the headroom)",
-                                       static_cast<int>(w) / std::max(1, s.dp), static_cast<int>(w) % std::max(1, s.dp),
+                                       static_cast<int>(w) / std::max(1, s.dp_cp()), static_cast<int>(w) % std::max(1, s.dp_cp()),
                                        core::format_bytes(peak), core::format_bytes(wm.capacity_bytes),
                                        core::format_bytes(wm.usable_bytes));
     }

@@ -22,6 +22,9 @@ struct PrecisionRecipe {
   double grad_comm_bytes_per_param = 2;
   double optimizer_traffic_bytes_per_param = 32;
   double activation_bytes_per_element = 2;
+  // Bytes of a stored input of a linear layer's GEMM (kept for its weight gradient): TransformerEngine keeps the
+  // fp8 cast it computed with (1); otherwise activation_bytes_per_element (the file's field is optional).
+  double gemm_input_activation_bytes_per_element = 2;
   hw::Dtype non_gemm_dtype = hw::Dtype::bf16;            // attention core, norms, element-wise
   double fp8_scaling_bytes_per_gemm_input_element = 0;   // amax + cast traffic per GEMM input element (fp8)
   std::string source;

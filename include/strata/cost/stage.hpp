@@ -77,7 +77,7 @@ struct StageContext {
   // `constants`' own; `constants` then points here (shared, so copies of the context stay valid).
   std::shared_ptr<const CostConstants> recipe_constants;
   const Profile* profile = nullptr;
-  std::vector<int> devices;           // dp × tp devices, rank order (dp_rank·tp + tp_rank)
+  std::vector<int> devices;           // dp·cp × tp devices, rank order (dp_rank·tp + tp_rank), dp_rank over dp·cp
   int gpu_type = 0;                   // index into cluster->gpu_types of the slowest device
   double peak_flops = 0;              // of that GPU for strategy.dtype
   double memory_bw_bytes_per_s = 0;
@@ -91,6 +91,8 @@ struct StageContext {
   double dp_allgather_latency_s = 0;  //   gathered output
   double dp_allreduce_s_per_byte = 0; // all-reduce over dp (worst dp group)
   double dp_allreduce_latency_s = 0;
+  double cp_step_s_per_byte = 0;      // one ring-attention step over the cp group (worst), per byte sent per rank
+  double cp_step_latency_s = 0;       //   and its latency (cost/context_parallel.hpp); 0 when cp = 1
 };
 StageContext make_stage_context(const model::Model& m, const hw::Cluster& c, const Strategy& s,
                                 std::span<const int> stage_devices, const CostOptions& opt = {});

@@ -58,6 +58,9 @@ struct StageChoice {
 
 struct Strategy {
   int dp = 1, tp = 1, pp = 1;
+  // Context parallelism (ring attention over cp ranks, each holding seq/cp tokens of every sample; Megatron-core
+  // rank order tp, cp, dp, pp). 1 = none. docs/strategy.md, cost/context_parallel.hpp.
+  int cp = 1;
   std::int64_t micro_batch = 1;          // mbs
   std::int64_t global_batch = 1;         // gbs; micro-batches per pipeline m = gbs / (dp·mbs)
   int virtual_stages = 1;                // v: model chunks per device (interleaved schedule)
@@ -88,8 +91,14 @@ struct Strategy {
   std::int64_t num_micro_batches() const {
     return dp > 0 && micro_batch > 0 ? global_batch / (static_cast<std::int64_t>(dp) * micro_batch) : 0;
   }
-  int num_devices() const { return dp * tp * pp; }  // uniform form (0 in the per-stage form: see devices_used)
-  int device(int stage, int dp_rank, int tp_rank) const { return placement[(stage * dp + dp_rank) * tp + tp_rank]; }
+  int num_devices() const { return dp * cp * tp * pp; }  // uniform form (0 in the per-stage form: devices_used)
+  // Ranks of a stage that replicate its weights: Megatron's data-parallel group with context parallelism (dp·cp),
+  // over which gradients are reduced and ZeRO shards.
+  int dp_cp() const { return dp * cp; }
+  // dp_rank runs over the dp·cp replicas of the stage: dp_rank = d·cp + c (tp fastest, then cp, then dp).
+  int device(int stage, int dp_rank, int tp_rank) const {
+    return placement[(stage * dp * cp + dp_rank) * tp + tp_rank];
+  }
   bool operator==(const Strategy&) const = default;
 };
 
@@ -130,7 +139,8 @@ void require_uniform(const Strategy& s, std::string_view doing = "costing");
 // One pipeline stage of a complete strategy of either form, so consumers can be written once.
 struct StageView {
   int dp = 1, tp = 1;
-  std::vector<int> devices;             // dp·tp devices in rank order (dp_rank·tp + tp_rank)
+  int cp = 1;                           // context parallelism (uniform form only)
+  std::vector<int> devices;             // dp·cp·tp devices in rank order ((d·cp + c)·tp + tp_rank)
   int gpu_type = -1;                    // index into Cluster::gpu_types; -1 = the devices mix types
   struct Chunk {
     int index = 0;        // chunk number in chain order (stage, stage+pp, … with v > 1)

@@ -113,7 +113,12 @@ struct LayerQuery {
   bool sequence_parallel = false;
   Recompute recompute = Recompute::none;
   double bytes_per_element = 2.0;        // activations in fp16/bf16
+  double gemm_input_bytes_per_element = 0;  // stored inputs of the linear layers' GEMMs (fp8: 1); 0 = bytes_per_element
   AttentionKernel attention = AttentionKernel::eager;
+  // Context parallelism (ring attention): this rank holds seq/cp tokens of each sample — every per-token term
+  // (GEMMs, activations, messages) is /cp — and its queries attend over all seq keys (the score and value products
+  // are 1/cp of the whole, load-balanced as Megatron-core splits a causal sequence). Stored K/V are the local ones.
+  int cp = 1;
 };
 
 struct LayerCost {
