@@ -2,9 +2,11 @@
 // llama3-405b --seq 8192` on dgx-h100 clusters of 1,024 / 8,192 / 32,768 / 98,304 GPUs and on a mixed 48k A100 +
 // 48k H100 cluster, each N times as a child process pinned to one core under `/usr/bin/time -v`, and prints the
 // medians of the search time (the plan file's search_time_s), the process wall time and its peak RSS; then
-// `strata simulate` of the best 98,304-GPU plan (wall time, simulated vs analytical iteration time).
+// `strata simulate` of the best 98,304-GPU plan (wall and CPU time, peak RSS, simulated vs analytical iteration
+// time), aggregated (one representative per class of identical replicas, the default) and with --full.
 // Targets: search flat beyond 8k GPUs and <= 1 s at 98,304; peak RSS <= 100 MiB; simulate <= 5 s, within 5 %.
-// Usage: bench_scale [--reps N] [--bin PATH-TO-strata] [--no-sim]   (default 3 reps)
+// Usage: bench_scale [--reps N] [--bin PATH-TO-strata] [--no-sim] [--no-full] [--sim-only]   (default 3 reps;
+// --sim-only plans the 98k cluster once and benchmarks simulate; --no-full skips the slow --full runs)
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sched.h>
@@ -36,7 +38,7 @@ struct Scenario {
 };
 
 struct Sample {
-  double wall_s = 0, rss_bytes = -1;
+  double wall_s = 0, rss_bytes = -1, cpu_s = -1;
   int exit_code = -1;
 };
 
@@ -53,6 +55,25 @@ double peak_rss_from_time_report(const std::string& path) {
   while (std::getline(f, line))
     if (const auto at = line.find(key); at != std::string::npos) return std::stod(line.substr(at + key.size())) * 1024;
   return -1;
+}
+
+// User + system CPU seconds from a `time -v` report (-1 when missing).
+double cpu_from_time_report(const std::string& path) {
+  std::ifstream f(path);
+  std::string line;
+  double cpu = 0;
+  int found = 0;
+  for (const char* key : {"User time (seconds):", "System time (seconds):"}) {
+    f.clear();
+    f.seekg(0);
+    while (std::getline(f, line))
+      if (const auto at = line.find(key); at != std::string::npos) {
+        cpu += std::stod(line.substr(at + std::string(key).size()));
+        ++found;
+        break;
+      }
+  }
+  return found == 2 ? cpu : -1;
 }
 
 // One run of `strata args...` under `time -v` (stdout to `out`, stderr to /dev/null).
@@ -78,6 +99,7 @@ Sample run_once(const std::string& bin, const std::vector<std::string>& args, co
   out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   posix_spawn_file_actions_destroy(&files);
   out.rss_bytes = peak_rss_from_time_report(report);
+  out.cpu_s = cpu_from_time_report(report);
   return out;
 }
 
@@ -96,11 +118,13 @@ std::string mib(double bytes) { return bytes < 0 ? "?" : fmt::format("{:.1f} MiB
 
 int main(int argc, char** argv) {
   int reps = 3;
-  bool sim = true;
+  bool sim = true, full = true, sim_only = false;
   std::string bin = STRATA_BIN;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--no-sim") sim = false;
+    if (flag == "--no-full") full = false;
+    if (flag == "--sim-only") sim_only = true;
     if (flag == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
     if (flag == "--bin" && i + 1 < argc) bin = argv[++i];
   }
@@ -125,13 +149,14 @@ int main(int argc, char** argv) {
   std::vector<std::vector<std::string>> rows;
   std::string plan_98k;
   for (const auto& s : scenarios) {
+    if (sim_only && (s.gpus != 98304 || s.cluster.find('+') != std::string::npos)) continue;
     const std::string plan_file = dir + "/" + s.cluster + ".json";
     const std::vector<std::string> args{"plan",    "--model", "llama3-405b", "--seq",  "8192",   "--cluster",
                                         s.cluster, "--gbs",   std::to_string(s.gbs), "--json", plan_file};
     std::vector<double> search, wall, rss;
     int failures = 0;
     nlohmann::json last;
-    for (int r = 0; r < reps; ++r) {
+    for (int r = 0; r < (sim_only ? 1 : reps); ++r) {
       const Sample x = run_once(bin, args, report);
       failures += x.exit_code != 0;
       last = read_json(plan_file);
@@ -145,25 +170,43 @@ int main(int argc, char** argv) {
                     fmt::format("{:.3f} s", median(search)), fmt::format("{:.3f} s", median(wall)), mib(median(rss)),
                     failures ? fmt::format("{} failed", failures) : last.contains("best") ? last["best"].value("cli", "").substr(0, 40) : "?"});
   }
-  fmt::print("strata plan --model llama3-405b --seq 8192 ({} runs each, one core, medians)\n{}", reps,
+  fmt::print("strata plan --model llama3-405b --seq 8192 ({} runs each, one core, medians)\n{}", sim_only ? 1 : reps,
              strata::core::render_table({"cluster", "GPUs", "gbs", "configs / costed", "search", "process wall",
                                          "peak RSS", "best (prefix)"},
                                         rows));
   if (sim && !plan_98k.empty()) {
     const std::string out = dir + "/sim.json";
-    std::vector<double> wall, rss;
-    nlohmann::json j;
-    for (int r = 0; r < reps; ++r) {
-      const Sample x = run_once(bin, {"simulate", "--plan", plan_98k, "--json"}, report, out);
-      wall.push_back(x.wall_s);
-      rss.push_back(x.rss_bytes);
-      j = read_json(out);
+    std::vector<std::vector<std::string>> sim_rows;
+    // The JSON document has a row per device (98,304), which dominates the aggregated run's time and memory; the
+    // table prints 32 rows.
+    nlohmann::json j;  // the last JSON (the table run shows the aggregated JSON run's figures)
+    for (const int mode : {0, 1, 2}) {  // aggregated --json, aggregated table, --full --json
+      const bool whole = mode == 2;
+      if (whole && !full) continue;
+      std::vector<std::string> args{"simulate", "--plan", plan_98k};
+      if (mode != 1) args.push_back("--json");
+      if (whole) args.push_back("--full");
+      std::vector<double> wall, rss, cpu;
+      const int n = whole ? 1 : reps;  // --full takes tens of seconds
+      for (int r = 0; r < n; ++r) {
+        const Sample x = run_once(bin, args, report, out);
+        wall.push_back(x.wall_s);
+        rss.push_back(x.rss_bytes);
+        cpu.push_back(x.cpu_s);
+        if (mode != 1) j = read_json(out);
+      }
+      const char* label = mode == 0 ? "aggregated (default), --json" : mode == 1 ? "aggregated, table" : "--full --json";
+      sim_rows.push_back({label, fmt::format("{}", n),
+                          fmt::format("{:.2f} s", median(wall)), fmt::format("{:.2f} s", median(cpu)), mib(median(rss)),
+                          fmt::format("{}", j.value("simulated_replicas", 0)), fmt::format("{}", j.value("tasks", 0)),
+                          fmt::format("{:.4f} s", j.value("iteration_time_s", 0.0)),
+                          fmt::format("{:.4f} s", j.value("analytical_iteration_time_s", 0.0)),
+                          fmt::format("{:+.2f} %", 100.0 * j.value("relative_difference", 0.0))});
     }
-    fmt::print("strata simulate of the best 98,304-GPU plan: {:.2f} s wall, {} peak RSS; simulated {:.4f} s, analytical "
-               "{:.4f} s ({:+.2f} %){}\n",
-               median(wall), mib(median(rss)), j.value("iteration_time_s", 0.0),
-               j.value("analytical_iteration_time_s", 0.0), 100.0 * j.value("relative_difference", 0.0),
-               j.contains("representatives") ? fmt::format(", {} representative workers", j["representatives"].dump()) : "");
+    fmt::print("\nstrata simulate --plan <best 98,304-GPU plan> (one core, medians)\n{}",
+               strata::core::render_table({"mode", "runs", "wall", "CPU", "peak RSS", "replicas played", "tasks",
+                                           "simulated", "analytical", "difference"},
+                                          sim_rows));
   }
   for (const char* f : {"time.txt", "sim.json"}) unlink((dir + "/" + f).c_str());
   for (const auto& s : scenarios) unlink((dir + "/" + s.cluster + ".json").c_str());

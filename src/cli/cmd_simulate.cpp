@@ -39,6 +39,7 @@ struct SimulateArgs {
   std::optional<double> overlap_slowdown;
   std::string bucket_mib;  // empty = the cost model's dp_bucket_bytes
   bool json = false;
+  bool full = false;  // --full: play out every dp replica
 };
 
 void print_human(const model::Model& m, const hw::Cluster& c, const cost::Strategy& s, const sim::Simulation& r) {
@@ -63,6 +64,11 @@ void print_human(const model::Model& m, const hw::Cluster& c, const cost::Strate
   fmt::print("link contention       {} of flow time lost to shared links; overlap slowdown {}\n",
              core::format_seconds(res.flow_contention_s), core::format_seconds(res.overlap_extra_s));
   fmt::print("events                {} ({} tasks)\n", res.events, res.tasks);
+  if (r.simulated_replicas < s.dp)
+    fmt::print("replicas              {} of {} dp replicas played out, one per class of identical replicas (--full "
+               "plays out every one)\n", r.simulated_replicas, s.dp);
+  else if (!r.full_reason.empty())
+    fmt::print("replicas              all {} dp replicas played out: {}\n", s.dp, r.full_reason);
   double peak = 0;
   for (const auto& w : res.workers) peak = std::max(peak, w.peak_memory_bytes);
   fmt::print("peak memory           {} per device (analytical {}), {}\n\n", core::format_bytes(peak),
@@ -137,6 +143,7 @@ void run_simulate(const SimulateArgs& a) {
   sim::CostSimOptions opt;
   opt.iterations = a.iterations.value_or(0);          // 0 = the schedule's default
   opt.overlap_slowdown = a.overlap_slowdown.value_or(0);  // 0 = the cost model's constant
+  opt.full = a.full;
   // The bucket size is a cost constant, so the simulated and the analytical figures use the same partition.
   cost::CostConstants constants = cost::builtin_constants();
   if (bucket_mib > 0) {
@@ -204,6 +211,10 @@ void register_simulate_command(CLI::App& app) {
                   "50e6 bytes = 47.7 MiB; at most 16 buckets per chunk)");
   add_memory_headroom_option(cmd, &a->memory_headroom, &a->memory_headroom_given,
                              "a device whose simulated peak exceeds the rest is reported as not fitting");
+  cmd->add_flag("--full", a->full,
+                "Play out every data-parallel replica. Default: one representative per class of identical replicas "
+                "(same devices' topology and GPU types), with the DP/ZeRO collectives timed over the full group; "
+                "the two agree (docs/simulator.md, Scale). A --trace always plays out every replica");
   cmd->add_flag("--json", a->json, "Print JSON (iteration_time_s, analytical_iteration_time_s, bubble_fraction, "
                                    "fits, peak_memory_bytes[per device], peak_memory_time_s[], devices[])");
   cmd->callback([a] { run_simulate(*a); });

@@ -2,6 +2,7 @@
 #include "strata/sim/from_cost.hpp"
 
 #include "from_layerwise.hpp"
+#include "replicas.hpp"
 #include "strata/cost/layerwise.hpp"
 
 #include <fmt/format.h>
@@ -25,22 +26,27 @@ struct Links {
   std::vector<int> intra_tx, intra_rx, nic_tx, nic_rx;
 };
 
-Links make_links(const hw::Cluster& c, PipelineInput& in) {
+// Ports of the devices flagged in `used` (every device in full mode; the representatives' when aggregated).
+Links make_links(const hw::Cluster& c, const std::vector<char>& used, PipelineInput& in) {
   Links l;
   auto add = [&](double bw, std::string name) {
     in.resource_bw.push_back(bw);
     in.resource_names.push_back(std::move(name));
     return static_cast<int>(in.resource_bw.size()) - 1;
   };
+  l.intra_tx.assign(c.devices.size(), -1);
+  l.intra_rx.assign(c.devices.size(), -1);
   for (const auto& d : c.devices) {
+    if (!used[d.id]) continue;
     const double bw = c.nodes[d.node].intra.bw_bytes_per_s;
-    l.intra_tx.push_back(add(bw > 0 ? bw : 1.0, "gpu" + std::to_string(d.id) + ".intra.tx"));
-    l.intra_rx.push_back(add(bw > 0 ? bw : 1.0, "gpu" + std::to_string(d.id) + ".intra.rx"));
+    l.intra_tx[d.id] = add(bw > 0 ? bw : 1.0, "gpu" + std::to_string(d.id) + ".intra.tx");
+    l.intra_rx[d.id] = add(bw > 0 ? bw : 1.0, "gpu" + std::to_string(d.id) + ".intra.rx");
   }
   const int nics = hw::num_nics(c);
   l.nic_tx.assign(nics, -1);
   l.nic_rx.assign(nics, -1);
   for (const auto& d : c.devices) {
+    if (!used[d.id]) continue;
     const int n = hw::nic_of(c, d.id);
     if (n < 0 || n >= nics || l.nic_tx[n] >= 0) continue;
     const double bw = c.nodes[d.node].nic.bw_bytes_per_s;
@@ -72,14 +78,44 @@ std::vector<int> ring_ports(const hw::Cluster& c, const Links& l, const std::vec
   return out;
 }
 
+// Aggregated mode (docs/simulator.md §Scale): the ring's ports on the class representatives only. Member i's
+// outgoing hop (intra-node or over the NIC) puts its representative's transmit port of that kind in the flow, its
+// incoming hop the receive port; every member of a class carries the same flows as its representative (shifted
+// copies in lockstep), so the ring's bottleneck share is the same as over all its ports.
+std::vector<int> representative_ring_ports(const hw::Cluster& c, const Links& l, const std::vector<int>& group,
+                                           const std::vector<int>& rep_device) {
+  std::vector<int> out;
+  const std::size_t n = group.size();
+  if (n <= 1) return out;
+  auto add = [&](int port) {
+    if (port >= 0 && std::find(out.begin(), out.end(), port) == out.end()) out.push_back(port);
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    const int a = group[i], b = group[(i + 1) % n];
+    if (a == b) continue;
+    const int ra = rep_device[i], rb = rep_device[(i + 1) % n];
+    if (c.devices[a].node == c.devices[b].node) {
+      add(l.intra_tx[ra]);
+      add(l.intra_rx[rb]);
+    } else {
+      const int na = hw::nic_of(c, ra), nb = hw::nic_of(c, rb);
+      if (na >= 0) add(l.nic_tx[na]);
+      if (nb >= 0) add(l.nic_rx[nb]);
+    }
+  }
+  return out;
+}
+
+// `rep_device` (aggregated mode): each member's class representative; empty = every member simulated.
 Flow collective_flow(cost::Collective kind, const hw::Cluster& c, const Links& l, const std::vector<int>& group,
-                     double bytes, const cost::CommOptions& co) {
+                     double bytes, const cost::CommOptions& co, const std::vector<int>& rep_device = {}) {
   Flow f;
   if (group.size() <= 1 || bytes <= 0) return f;
-  // Alone on idle links (concurrent_groups_per_nic = 1): the simulator shares the ports itself.
+  // Alone on idle links (concurrent_groups_per_nic = 1): the simulator shares the ports itself. Over the full
+  // group in either mode (the cost model's collective time).
   f.time_s = cost::collective_time(kind, c, group, bytes, co);
   f.latency_s = cost::collective_time(kind, c, group, 0.0, co);
-  f.resources = ring_ports(c, l, group);
+  f.resources = rep_device.empty() ? ring_ports(c, l, group) : representative_ring_ports(c, l, group, rep_device);
   return f;
 }
 
@@ -104,6 +140,8 @@ PipelineInput pipeline_from_cost(const model::Model& m, const hw::Cluster& c, co
                                  const CostSimOptions& opt) {
   if (cost::is_layerwise(s, c)) return detail::pipeline_from_layerwise(m, c, s, opt);  // issue 16
   cost::require_uniform(s, "simulating");
+  const detail::ReplicaClasses rc = detail::replica_classes(c, s, opt.full);
+  const int sim_dp = static_cast<int>(rc.rep.size());  // dp ranks played out
   const cost::CostConstants& k = opt.cost.constants ? *opt.cost.constants : cost::builtin_constants();
   // One worker per (stage, dp·cp replica): with context parallelism each cp rank is a worker of its own that
   // runs every micro-batch of its replica on its seq/cp tokens (dp ranks d·cp + c, Megatron's order).
@@ -112,12 +150,16 @@ PipelineInput pipeline_from_cost(const model::Model& m, const hw::Cluster& c, co
   in.schedule = s.schedule;
   in.p = p;
   in.v = v;
-  in.dp = dp;
+  in.dp = sim_dp;
+  if (rc.aggregated()) in.replica_count = rc.count;
   in.m = s.num_micro_batches();
   in.iterations = opt.iterations > 0 ? opt.iterations : default_iterations(s.schedule);
   in.zero_stage = s.zero_stage;
   in.overlap_slowdown = opt.overlap_slowdown >= 1.0 ? opt.overlap_slowdown : k.overlap_slowdown;
-  const Links links = make_links(c, in);
+  std::vector<char> used(c.devices.size(), 0);
+  for (int d : rc.rep)
+    for (int dev : detail::replica_devices(s, d)) used[dev] = 1;
+  const Links links = make_links(c, used, in);
   const auto bounds = cost::chunk_boundaries(s);
   // A dp = 1 view of the strategy: each worker's own tp group for compute / TP / p2p times.
   cost::Strategy s1 = s;
@@ -139,7 +181,7 @@ PipelineInput pipeline_from_cost(const model::Model& m, const hw::Cluster& c, co
     for (int j = 0; j < tp; ++j) out.push_back(s.device(r, d, j));
     return out;
   };
-  in.workers.resize(static_cast<std::size_t>(p) * dp);
+  in.workers.resize(static_cast<std::size_t>(p) * sim_dp);
   in.sync.resize(p);
   std::vector<std::vector<double>> chunk_out_bytes(p, std::vector<double>(v, 0.0));
   for (int r = 0; r < p; ++r) {
@@ -157,11 +199,11 @@ PipelineInput pipeline_from_cost(const model::Model& m, const hw::Cluster& c, co
     const double optimizer_s = cost::optimizer_step_time(sctx, stage.sums.params_per_device);
     for (int c_local = 0; c_local < v; ++c_local) chunk_out_bytes[r][c_local] = stage.chunks[c_local].output_bytes;
     // Compute and TP per worker, on its own GPUs (heterogeneous replicas take their own durations).
-    for (int d = 0; d < dp; ++d) {
-      WorkerInput& w = in.workers[r * dp + d];
-      w.devices = worker_devices(r, d);
+    for (int d = 0; d < sim_dp; ++d) {
+      WorkerInput& w = in.workers[r * sim_dp + d];
+      w.devices = worker_devices(r, rc.rep[d]);
       const cost::StageContext wctx =
-          cost::make_stage_context(m, c, s1, s.cp > 1 ? cost_devices(r, d) : w.devices, opt.cost);
+          cost::make_stage_context(m, c, s1, s.cp > 1 ? cost_devices(r, rc.rep[d]) : w.devices, opt.cost);
       const cost::StageLayerSums own = cost::sum_stage_layers(
           m, s1, bounds, r, true,
           [&](int li, model::Recompute mode) { return cost::layer_stage_cost(m, m.layers[li], wctx, mode); });
@@ -204,12 +246,14 @@ PipelineInput pipeline_from_cost(const model::Model& m, const hw::Cluster& c, co
         if (buckets.count == 0) continue;
         ss.grad_buckets[c_local].assign(buckets.count, {});
         for (int j = 0; j < tp; ++j) {
-          std::vector<int> group;
+          std::vector<int> group, rep_device;
           for (int d = 0; d < dp; ++d) group.push_back(s.device(r, d, j));
+          if (rc.aggregated())
+            for (int d = 0; d < dp; ++d) rep_device.push_back(s.device(r, rc.rep[rc.class_of[d]], j));
           const auto reduce = s.zero_stage == 0 ? cost::Collective::allreduce : cost::Collective::reduce_scatter;
-          const Flow bucket = collective_flow(reduce, c, links, group, buckets.bytes_per_bucket, co);
+          const Flow bucket = collective_flow(reduce, c, links, group, buckets.bytes_per_bucket, co, rep_device);
           for (auto& b : ss.grad_buckets[c_local]) b.push_back(bucket);
-          const Flow gather = collective_flow(cost::Collective::allgather, c, links, group, bytes, co);
+          const Flow gather = collective_flow(cost::Collective::allgather, c, links, group, bytes, co, rep_device);
           if (s.zero_stage == 1 || s.zero_stage == 2) ss.param_gather[c_local].push_back(gather);
           if (s.zero_stage == 3) ss.zero3_gather[c_local].push_back(gather);
         }
@@ -218,19 +262,19 @@ PipelineInput pipeline_from_cost(const model::Model& m, const hw::Cluster& c, co
   }
   // Pipeline p2p between consecutive chunks' workers (same dp rank).
   for (int r = 0; r < p; ++r) {
-    for (int d = 0; d < dp; ++d) {
-      WorkerInput& w = in.workers[r * dp + d];
+    for (int d = 0; d < sim_dp; ++d) {
+      WorkerInput& w = in.workers[r * sim_dp + d];
       for (int c_local = 0; c_local < v; ++c_local) {
         const int g = c_local * p + r;
         const double bytes = chunk_out_bytes[r][c_local];
         if (g + 1 < chunks) {
           const int rn = (g + 1) % p;
-          w.chunks[c_local].send_next = p2p_flow(c, links, s1, w.devices, in.workers[rn * dp + d].devices, bytes,
+          w.chunks[c_local].send_next = p2p_flow(c, links, s1, w.devices, in.workers[rn * sim_dp + d].devices, bytes,
                                                  opt.cost);
         }
         if (g > 0) {
           const int rp = (g - 1) % p, cp = (g - 1) / p;
-          w.chunks[c_local].send_prev = p2p_flow(c, links, s1, w.devices, in.workers[rp * dp + d].devices,
+          w.chunks[c_local].send_prev = p2p_flow(c, links, s1, w.devices, in.workers[rp * sim_dp + d].devices,
                                                  chunk_out_bytes[rp][cp], opt.cost);
         }
       }
@@ -242,8 +286,15 @@ PipelineInput pipeline_from_cost(const model::Model& m, const hw::Cluster& c, co
 Simulation simulate(const model::Model& m, const hw::Cluster& c, const cost::Strategy& s, const CostSimOptions& opt,
                     const SimOptions& sim_opt) {
   Simulation out;
-  out.input = pipeline_from_cost(m, c, s, opt);
+  // A timeline (trace) has one process per device: every replica is played out then.
+  CostSimOptions o = opt;
+  o.full = opt.full || sim_opt.keep_timeline;
+  out.input = pipeline_from_cost(m, c, s, o);
   out.result = simulate_pipeline(out.input, sim_opt);
+  out.simulated_replicas = out.input.dp;
+  const detail::ReplicaClasses rc = detail::replica_classes(c, s, o.full);
+  out.full_reason = rc.full_reason;
+  if (rc.aggregated()) detail::expand_replicas(s, rc, out);
   out.estimate = cost::estimate(m, c, s, opt.cost);
   const cost::CostConstants& k = opt.cost.constants ? *opt.cost.constants : cost::builtin_constants();
   out.memory.resize(out.input.workers.size());

@@ -109,6 +109,8 @@ void validate(const PipelineInput& in) {
   if (in.schedule == Schedule::interleaved && in.m % in.p != 0) bad("interleaved needs m % p == 0");
   if (!in.sync.empty() && static_cast<int>(in.sync.size()) != in.p) bad("sync must be empty or have p entries");
   if (!(in.overlap_slowdown >= 1.0)) bad("overlap_slowdown must be >= 1");
+  if (!in.replica_count.empty() && static_cast<int>(in.replica_count.size()) != in.dp)
+    bad("replica_count must be empty or have dp entries");
 }
 
 class Builder {
@@ -455,10 +457,13 @@ class Builder {
       const double actual = res.engine.end_s[t] - res.engine.start_s[t];
       const double alone = res.graph.work_s[t] + res.graph.latency_s[t];
       if (actual - alone <= 1e-9 * alone) continue;  // rounding of re-timed tasks, not a slowdown
+      // A representative's own task stands for replica_count of them; the dp group's flows are there once.
+      const double times = in_.replica_count.empty() || info_[t].tp_rank >= 0
+                               ? 1.0 : in_.replica_count[info_[t].worker % in_.dp];
       if (res.graph.kind[t] == TaskKind::compute) {
-        res.overlap_extra_s += actual - alone;
+        res.overlap_extra_s += times * (actual - alone);
       } else if (res.graph.res_begin[t + 1] > res.graph.res_begin[t] && alone > 0) {
-        res.flow_contention_s += std::max(0.0, actual - alone);
+        res.flow_contention_s += times * std::max(0.0, actual - alone);
         res.max_flow_stretch = std::max(res.max_flow_stretch, actual / alone);
       }
     }

@@ -50,6 +50,9 @@ nlohmann::ordered_json simulation_report_json(const model::Model& m, const hw::C
   j["overlap_extra_s"] = res.overlap_extra_s;
   j["events"] = res.events;
   j["tasks"] = res.tasks;
+  // Aggregated mode (docs/simulator.md §Scale): dp replicas played out (= dp with --full or when they differ).
+  j["simulated_replicas"] = r.simulated_replicas;
+  if (!r.full_reason.empty()) j["full_reason"] = r.full_reason;
   const auto rows = device_rows(r.input);
   auto peaks = nlohmann::ordered_json::array();
   auto when = nlohmann::ordered_json::array();

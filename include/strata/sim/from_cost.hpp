@@ -21,12 +21,16 @@ struct CostSimOptions {
   double overlap_slowdown = 0;      // 0 = the cost model's fitted constant (Galvatron ≈ 1.3); ≥ 1 otherwise
   cost::CostOptions cost;           // profile / constants / memory headroom handed to the cost model; the DP
                                     // buckets are the constants' (cost::dp_bucket_partition, per chunk here)
+  bool full = false;                // simulate every dp replica (`strata simulate --full`); default: one
+                                    // representative per class of identical replicas (docs/simulator.md §Scale)
 };
 
 // Default iteration count for a schedule (see CostSimOptions::iterations).
 int default_iterations(cost::Schedule s);
 
-// Abstract inputs of one simulated run. `s` must be complete (cost::complete_strategy).
+// Abstract inputs of one simulated run. `s` must be complete (cost::complete_strategy). Unless opt.full, the
+// workers are one representative per class of identical dp replicas (in.dp = classes, in.replica_count their
+// sizes; docs/simulator.md §Scale); with opt.full (or nothing to aggregate) every replica.
 PipelineInput pipeline_from_cost(const model::Model& m, const hw::Cluster& c, const cost::Strategy& s,
                                  const CostSimOptions& opt = {});
 
@@ -44,6 +48,11 @@ struct Simulation {
   std::vector<WorkerMemory> memory; // [worker]
   bool fits = true;                 // every worker fits
   std::string not_fit_reason;       // the first worker that does not (empty when all fit)
+  // Aggregated mode (docs/simulator.md §Scale): `input` and `result.workers` are expanded to every (stage, dp
+  // rank), each with its class representative's input and statistics; `input.sync` and the timeline are the
+  // representatives'. events/tasks count the tasks played out.
+  int simulated_replicas = 1;       // dp replicas played out (= dp in full mode)
+  std::string full_reason;          // why every replica was played out although --full was not asked ("" = not)
 };
 
 Simulation simulate(const model::Model& m, const hw::Cluster& c, const cost::Strategy& s,

@@ -70,6 +70,9 @@ struct PipelineInput {
   std::vector<double> resource_bw;     // link resources (bytes/s)
   std::vector<std::string> resource_names;
   double overlap_slowdown = 1.0;       // compute slowed by this factor while its stage's DP traffic runs
+  // Aggregated runs (sim/from_cost, docs/simulator.md §Scale): [d] how many identical dp replicas simulated dp
+  // rank d stands for (empty = 1 each); flow_contention_s and overlap_extra_s count its tasks that many times.
+  std::vector<int> replica_count;
 };
 
 // A task of the simulated timeline, for reports and the trace.
