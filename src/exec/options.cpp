@@ -146,6 +146,7 @@ std::string unsupported_reason(const GptDims& d, const cost::Strategy& s) {
 }
 
 RunOptions make_run_options(const model::Model& m, cost::Strategy s, int world_size) {
+  if (world_size <= 0 && !s.stages.empty()) world_size = cost::devices_used(s);  // per-stage form: Σ dp_i·tp_i
   if (world_size <= 0) {
     if (s.dp <= 0 || s.tp <= 0 || s.pp <= 0)
       throw InputError("--world-size: required when the strategy does not give all of dp, tp and pp");
