@@ -79,14 +79,9 @@ void Worker::finish_dp_and_sp(Chunk& c, ParamBuf& buf) {
   }
 }
 
-// Tied embeddings (Megatron): the embedding on the first stage and its copy in the head on the last stage
-// receive the sum of both gradients, so both copies stay identical.
-void Worker::sync_tied(const std::vector<std::pair<Chunk*, ParamBuf*>>& active) {
-  if (!opt.model.tied_embeddings) return;
-  std::vector<Tensor> local;
-  for (auto [c, b] : active)
-    for (std::size_t i = 0; i < c->meta.names.size(); ++i)
-      if (c->meta.tied[i]) local.push_back(b->gflat.narrow(0, c->meta.offsets[i], c->meta.numels[i]));
+namespace {
+// The tied sum itself: both copies on this rank, or one here and one over the first/last-stage group.
+void sum_tied(std::vector<Tensor>& local, const Group& emb) {
   if (local.size() == 2) {
     Tensor sum = local[0] + local[1];
     local[0].copy_(sum);
@@ -95,7 +90,29 @@ void Worker::sync_tied(const std::vector<std::pair<Chunk*, ParamBuf*>>& active) 
     allreduce_sum(local[0], emb, "tied-embedding gradient all-reduce");
   }
 }
+}  // namespace
 
+// Tied embeddings (Megatron): the embedding on the first stage and its copy in the head on the last stage
+// receive the sum of both gradients, so both copies stay identical.
+// Per-layer strategies may put the embedding and the head in regions reduced at different times (a DP layer's
+// buckets are already summed over dp here, an SDP or ZeRO-2 layer's gradient is reduce-scattered later): then the
+// later-reduced copy is summed over dp first and kept on dp rank 0 only, so its reduce-scatter adds nothing twice.
+void Worker::sync_tied(const std::vector<std::pair<Chunk*, ParamBuf*>>& active) {
+  if (!opt.model.tied_embeddings) return;
+  const auto reduced_here = [&](int e) { return overlapped_dp() && !entry_sdp(e); };
+  const bool mixed = reduced_here(0) != reduced_here(opt.model.chain_length() - 1);
+  std::vector<Tensor> local, later;
+  for (auto [c, b] : active)
+    for (std::size_t i = 0; i < c->meta.names.size(); ++i)
+      if (c->meta.tied[i]) {
+        local.push_back(b->gflat.narrow(0, c->meta.offsets[i], c->meta.numels[i]));
+        if (mixed && (c->meta.offsets[i] >= c->meta.dp_elems || !overlapped_dp())) later.push_back(local.back());
+      }
+  for (auto& g : later) allreduce_sum(g, dp, "tied-embedding gradient all-reduce (dp)");
+  sum_tied(local, emb);
+  if (L.dp_rank != 0)
+    for (auto& g : later) g.zero_();
+}
 
 // c.opt_step is advanced by the caller, once per chunk and update.
 void Worker::apply_update(Chunk& c, Tensor p, const Tensor& g, std::int64_t state_off) {
