@@ -161,11 +161,7 @@ std::string unsupported_reason(const GptDims& d, const cost::Strategy& s) {
 }
 
 RunOptions make_run_options(const model::Model& m, cost::Strategy s, int world_size) {
-  if (world_size <= 0 && !s.stages.empty()) {  // per-stage: the stages' devices (each needs dp·tp of them)
-    world_size = 0;
-    for (const auto& st : s.stages) world_size += st.dp * st.tp;
-  }
-
+  if (world_size <= 0 && !s.stages.empty()) world_size = cost::devices_used(s);  // per-stage form: Σ dp_i·tp_i
   if (s.cp > 1) throw InputError("--strategy: cp: the executor does not run context parallelism (use cp=1)");
   if (world_size <= 0) {
     if (s.dp <= 0 || s.tp <= 0 || s.pp <= 0)
@@ -176,6 +172,7 @@ RunOptions make_run_options(const model::Model& m, cost::Strategy s, int world_s
   RunOptions o;
   o.model = gpt_dims_of(m);
   o.strategy = cost::complete_strategy(std::move(s), m, local_cpu_cluster(world_size));
+  split_layer_choices(m, o.strategy, local_cpu_cluster(world_size), o);  // per-layer form: issue 16
   if (!cost::is_uniform(o.strategy) && cost::devices_used(o.strategy) != world_size)
     throw InputError(fmt::format("--strategy: the stages use {} of the {} local processes (idle ranks are not run: "
                                  "give --world-size {})", cost::devices_used(o.strategy), world_size,
@@ -223,6 +220,11 @@ nlohmann::ordered_json to_json(const RunOptions& o) {
   j["progress"] = o.progress;
   j["record_ops"] = o.record_ops;
   j["fault"] = {{"rank", o.fault.rank}, {"step", o.fault.step}, {"mode", o.fault.mode}};
+  auto layers = nlohmann::ordered_json::array();
+  for (const auto& lc : o.layer_choices)
+    layers.push_back({{"data_parallel", std::string(cost::to_string(lc.data_parallel))},
+                      {"recompute", std::string(model::to_string(lc.recompute))}});
+  j["layer_choices"] = layers;
   return j;
 }
 
@@ -252,6 +254,21 @@ RunOptions run_options_from_json(const nlohmann::json& j, const std::string& ori
     o.fault.rank = int_field(f, "rank", fw, -1);
     o.fault.step = int_field(f, "step", fw, 0);
     o.fault.mode = core::opt_string(f, "mode", fw).value_or("kill");
+  }
+  if (core::has_field(j, "layer_choices")) {
+    const auto& arr = j.at("layer_choices");
+    const auto lw = w.field("layer_choices");
+    core::expect_array(arr, lw);
+    for (std::size_t i = 0; i < arr.size(); ++i) {
+      cost::LayerChoice lc;
+      lc.tp = o.strategy.tp;
+      const auto dpw = lw.index(i);
+      const auto dp = core::get_string(arr[i], "data_parallel", dpw);
+      if (dp != "dp" && dp != "sdp") core::fail(dpw.field("data_parallel"), "must be dp or sdp");
+      lc.data_parallel = dp == "sdp" ? cost::LayerDataParallel::sdp : cost::LayerDataParallel::dp;
+      lc.recompute = model::parse_recompute(core::get_string(arr[i], "recompute", dpw), dpw.field("recompute").str());
+      o.layer_choices.push_back(lc);
+    }
   }
   if (o.threads < 1) core::fail(w.field("threads"), "must be >= 1");
   return o;

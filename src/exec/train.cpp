@@ -57,6 +57,7 @@ RunRecord merge_records(const RunOptions& o, const std::vector<nlohmann::json>& 
             {"seed", o.seed},
             {"steps", o.steps},
             {"runtime_dtype", "fp32"}};
+  if (!o.layer_choices.empty()) r.plan["layer_choices"] = to_json(o)["layer_choices"];  // per-layer (issue 16)
   r.world_size = static_cast<int>(ranks.size());
   r.first_step = first_step;
   std::map<int, std::pair<double, double>> stage_sum;
@@ -106,6 +107,9 @@ RunRecord worker_run(const RunOptions& o, const DistEnv& env, const std::string&
   const auto& s = o.strategy;
   if (const auto why = unsupported_reason(o.model, s); !why.empty())
     throw core::InputError("the executor does not support this strategy: " + why);
+  if (!o.layer_choices.empty() && static_cast<int>(o.layer_choices.size()) != o.model.chain_length())
+    throw core::InputError(fmt::format("layer_choices: {} entries for a model chain of {}", o.layer_choices.size(),
+                                       o.model.chain_length()));
   const int world = cost::devices_used(s);
   if (env.world_size != world)
     throw core::InputError(fmt::format("WORLD_SIZE is {} but the strategy needs dp·tp·pp = {} ranks", env.world_size, world));

@@ -6,6 +6,7 @@
 #pragma once
 #include <torch/csrc/autograd/function_hook.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -41,6 +42,7 @@ struct Layout {
 };
 
 Layout make_layout(const cost::Strategy& s, int rank);
+RecomputeMode recompute_mode_of(model::Recompute r);  // oases is refused before (unsupported_reason)
 
 struct ParamMeta {
   std::vector<std::string> names;
@@ -49,6 +51,10 @@ struct ParamMeta {
   std::vector<bool> sp_partial, tied;
   std::vector<std::pair<int, int>> entry_range;  // per entry of the chunk: [first, last) parameter indices
   std::int64_t numel = 0, padded = 0;            // padded to a multiple of dp (equal ZeRO shards)
+  // Two regions of the flat layout (per-layer strategies, issue 16): [0, dp_elems) the DP layers' parameters
+  // (ZeRO 0..2), [dp_elems, padded) the SDP (ZeRO-3) layers'; each padded to a multiple of dp. Uniform: one of
+  // them is empty (zero = 3: all SDP).
+  std::int64_t dp_elems = 0, sdp_elems = 0;
 };
 
 struct Worker;
@@ -57,7 +63,8 @@ struct Chunk;
 // One copy of a chunk's weights as autograd sees them: leaf tensors that are views into `flat`, with gradients
 // that are views into `gflat` (AccumulateGrad adds in place into them, like Megatron's contiguous buffers).
 struct ParamBuf {
-  Tensor flat, gflat;
+  Tensor flat, gflat;  // flat: the DP region's weights; gflat: the gradients of both regions
+  Tensor sflat;        // the SDP region's weights (own storage, freed between uses; undefined when empty)
   std::vector<Tensor> params;
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators;
   std::vector<std::vector<Tensor>> by_entry;
@@ -74,8 +81,8 @@ struct Chunk {
   std::unique_ptr<ChunkRunner> runner;
   std::shared_ptr<ParamBuf> main;                        // flush schedules: the weights
   std::map<std::int64_t, std::shared_ptr<ParamBuf>> versions;  // pipedream/2bw: weights by update count
-  Tensor shard;              // ZeRO-3: this rank's persistent parameter shard
-  Tensor grad_shard;         // ZeRO-2/3: reduce-scattered gradient shard
+  Tensor shard;              // ZeRO-3: this rank's persistent shard of the SDP region
+  Tensor grad_shard;         // ZeRO-2: reduce-scattered gradient shard of the DP region
   bool materialized = true;  // ZeRO-3: full parameters currently allocated
   Tensor exp_avg, exp_avg_sq;
   std::int64_t opt_step = 0;
@@ -147,6 +154,13 @@ struct Worker {
   // ---- gradient synchronisation ---------------------------------------------------------------------------------
   void begin_backward(Chunk& c, ParamBuf* buf, bool final);
   bool overlapped_dp() const { return L.dp > 1 && S().zero_stage < 2; }
+  // Whether chain entry e's weights are sharded (SDP / ZeRO-3): its layer choice, else the strategy's zero = 3.
+  bool entry_sdp(int e) const {
+    return opt.layer_choices.empty() ? S().zero_stage == 3
+                                     : opt.layer_choices[e].data_parallel == cost::LayerDataParallel::sdp;
+  }
+  // ZeRO stage of the DP region (the strategy's, at most 2; a per-layer strategy's stand-in is already capped).
+  int dp_zero() const { return std::min(S().zero_stage, 2); }
   void grad_ready(Chunk& c, ParamBuf* buf, int param);
   void launch_ready(Chunk& c, bool all);
   // After the last backward of a chunk in this update: finish the data-parallel all-reduce (ZeRO-0/1), sum the
@@ -156,7 +170,9 @@ struct Worker {
   // receive the sum of both gradients, so both copies stay identical.
   void sync_tied(const std::vector<std::pair<Chunk*, ParamBuf*>>& active);
   // ---- optimizer (worker_dp) -------------------------------------------------------------------------------------
-  void apply_update(Chunk& c, Tensor p, const Tensor& g);
+  // One optimizer update of p by g; Adam's states are c.exp_avg[state_off, state_off + p.numel()) and its step
+  // count c.opt_step (advanced once per chunk and step by reduce_and_update_flush / update_async).
+  void apply_update(Chunk& c, Tensor p, const Tensor& g, std::int64_t state_off = 0);
   // Flush schedules: reduce the gradients (per ZeRO stage) and update this chunk's weights (or shard) in place.
   void reduce_and_update_flush(Chunk& c);
   // ZeRO-1/2: all-gather the updated parameter shards (the program's param_gather op).

@@ -13,18 +13,25 @@
 namespace strata::exec {
 
 std::string Worker::meta_key() const {
-  return fmt::format("model={} strategy={} world={} seed={} optimizer={}", opt.model.name,
-                     cost::to_cli_string(S()), L.world, opt.seed, to_string(opt.optimizer));
+  std::string layers;  // per-layer strategy: data parallel and recompute of each entry
+  for (const auto& lc : opt.layer_choices)
+    layers += fmt::format("{}{}.{}", layers.empty() ? " layers=" : "+", cost::to_string(lc.data_parallel),
+                          model::to_string(lc.recompute));
+  return fmt::format("model={} strategy={}{} world={} seed={} optimizer={}", opt.model.name,
+                     cost::to_cli_string(S()), layers, L.world, opt.seed, to_string(opt.optimizer));
 }
 
 void Worker::save_checkpoint(const std::string& dir, int steps_done) {
   std::filesystem::create_directories(dir);
   std::vector<Tensor> ts;
   for (auto& c : chunks) {
-    if (S().zero_stage == 3)
+    // Weights: the DP region, the SDP region's shard, or both concatenated (per-layer strategies).
+    if (c->meta.sdp_elems == 0)
+      ts.push_back(c->main->flat);
+    else if (c->meta.dp_elems == 0)
       ts.push_back(c->shard);
     else
-      ts.push_back(c->main->flat);
+      ts.push_back(torch::cat({c->main->flat, c->shard}));
     ts.push_back(c->exp_avg.defined() ? c->exp_avg : torch::zeros({0}));
     ts.push_back(c->exp_avg_sq.defined() ? c->exp_avg_sq : torch::zeros({0}));
     ts.push_back(torch::tensor({c->opt_step}, torch::kInt64));
@@ -66,10 +73,11 @@ void Worker::load_checkpoint(const std::string& dir) {
   for (std::size_t i = 0; i < chunks.size(); ++i) {
     Chunk& c = *chunks[i];
     const Tensor* t = &ts[i * per];
-    if (S().zero_stage == 3)
-      c.shard.copy_(t[0]);
-    else
-      c.main->flat.copy_(t[0]);
+    const std::int64_t D = c.meta.dp_elems;
+    if (t[0].numel() != D + (c.meta.sdp_elems > 0 ? c.shard.numel() : 0))
+      throw core::InputError(fmt::format("--resume {}: {} holds weights of another layout", dir, path));
+    if (D > 0) c.main->flat.copy_(t[0].narrow(0, 0, D));
+    if (c.meta.sdp_elems > 0) c.shard.copy_(t[0].narrow(0, D, c.shard.numel()));
     if (c.exp_avg.defined()) {
       c.exp_avg.copy_(t[1]);
       c.exp_avg_sq.copy_(t[2]);

@@ -10,17 +10,18 @@
 
 namespace strata::exec {
 
+// ZeRO-3 acts on the SDP region (the whole chunk under zero = 3; the SDP layers' under a per-layer strategy).
 void Worker::free_params(Chunk& c) {
-  if (S().zero_stage != 3 || !c.materialized) return;
-  at::native::resize_bytes_cpu(c.main->flat.storage().unsafeGetStorageImpl(), 0);
+  if (c.meta.sdp_elems == 0 || !c.materialized) return;
+  at::native::resize_bytes_cpu(c.main->sflat.storage().unsafeGetStorageImpl(), 0);
   c.materialized = false;
 }
 
 void Worker::gather_params(Chunk& c) {
-  if (S().zero_stage != 3 || c.materialized) return;
-  at::native::resize_bytes_cpu(c.main->flat.storage().unsafeGetStorageImpl(),
-                               static_cast<std::size_t>(c.meta.padded) * sizeof(float));
-  auto parts = c.main->flat.chunk(L.dp);
+  if (c.meta.sdp_elems == 0 || c.materialized) return;
+  at::native::resize_bytes_cpu(c.main->sflat.storage().unsafeGetStorageImpl(),
+                               static_cast<std::size_t>(c.meta.sdp_elems) * sizeof(float));
+  auto parts = c.main->sflat.chunk(L.dp);
   allgather(c.shard, parts, dp, "ZeRO-3 parameter all-gather");
   c.materialized = true;
 }
@@ -37,7 +38,7 @@ void Worker::begin_backward(Chunk& c, ParamBuf* buf, bool final) {
 }
 
 void Worker::grad_ready(Chunk& c, ParamBuf* buf, int param) {
-  if (!c.sync_final || buf != c.sync_buf || !overlapped_dp()) return;
+  if (!c.sync_final || buf != c.sync_buf || !overlapped_dp() || c.bucket_of[param] < 0) return;
   ++c.arrived[c.bucket_of[param]];
   const int before = c.next_launch;
   launch_ready(c, false);
@@ -78,14 +79,9 @@ void Worker::finish_dp_and_sp(Chunk& c, ParamBuf& buf) {
   }
 }
 
-// Tied embeddings (Megatron): the embedding on the first stage and its copy in the head on the last stage
-// receive the sum of both gradients, so both copies stay identical.
-void Worker::sync_tied(const std::vector<std::pair<Chunk*, ParamBuf*>>& active) {
-  if (!opt.model.tied_embeddings) return;
-  std::vector<Tensor> local;
-  for (auto [c, b] : active)
-    for (std::size_t i = 0; i < c->meta.names.size(); ++i)
-      if (c->meta.tied[i]) local.push_back(b->gflat.narrow(0, c->meta.offsets[i], c->meta.numels[i]));
+namespace {
+// The tied sum itself: both copies on this rank, or one here and one over the first/last-stage group.
+void sum_tied(std::vector<Tensor>& local, const Group& emb) {
   if (local.size() == 2) {
     Tensor sum = local[0] + local[1];
     local[0].copy_(sum);
@@ -97,9 +93,32 @@ void Worker::sync_tied(const std::vector<std::pair<Chunk*, ParamBuf*>>& active) 
     allreduce_sum(local[0], emb, "tied-embedding gradient all-reduce");
   }
 }
+}  // namespace
 
+// Tied embeddings (Megatron): the embedding on the first stage and its copy in the head on the last stage
+// receive the sum of both gradients, so both copies stay identical.
+// Per-layer strategies may put the embedding and the head in regions reduced at different times (a DP layer's
+// buckets are already summed over dp here, an SDP or ZeRO-2 layer's gradient is reduce-scattered later): then the
+// later-reduced copy is summed over dp first and kept on dp rank 0 only, so its reduce-scatter adds nothing twice.
+void Worker::sync_tied(const std::vector<std::pair<Chunk*, ParamBuf*>>& active) {
+  if (!opt.model.tied_embeddings) return;
+  const auto reduced_here = [&](int e) { return overlapped_dp() && !entry_sdp(e); };
+  const bool mixed = reduced_here(0) != reduced_here(opt.model.chain_length() - 1);
+  std::vector<Tensor> local, later;
+  for (auto [c, b] : active)
+    for (std::size_t i = 0; i < c->meta.names.size(); ++i)
+      if (c->meta.tied[i]) {
+        local.push_back(b->gflat.narrow(0, c->meta.offsets[i], c->meta.numels[i]));
+        if (mixed && (c->meta.offsets[i] >= c->meta.dp_elems || !overlapped_dp())) later.push_back(local.back());
+      }
+  for (auto& g : later) allreduce_sum(g, dp, "tied-embedding gradient all-reduce (dp)");
+  sum_tied(local, emb);
+  if (L.dp_rank != 0)
+    for (auto& g : later) g.zero_();
+}
 
-void Worker::apply_update(Chunk& c, Tensor p, const Tensor& g) {
+// c.opt_step is advanced by the caller, once per chunk and update.
+void Worker::apply_update(Chunk& c, Tensor p, const Tensor& g, std::int64_t state_off) {
   torch::NoGradGuard ng;
   if (opt.optimizer == Optimizer::sgd) {
     p.add_(g, -opt.lr);
@@ -107,40 +126,49 @@ void Worker::apply_update(Chunk& c, Tensor p, const Tensor& g) {
   }
   // Adam (Kingma & Ba 2015), as torch.optim.Adam: β1 0.9, β2 0.999, ε 1e-8, bias-corrected.
   const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
-  ++c.opt_step;
-  c.exp_avg.mul_(b1).add_(g, 1 - b1);
-  c.exp_avg_sq.mul_(b2).addcmul_(g, g, 1 - b2);
+  Tensor exp_avg = c.exp_avg.narrow(0, state_off, p.numel());
+  Tensor exp_avg_sq = c.exp_avg_sq.narrow(0, state_off, p.numel());
+  exp_avg.mul_(b1).add_(g, 1 - b1);
+  exp_avg_sq.mul_(b2).addcmul_(g, g, 1 - b2);
   const double bc1 = 1 - std::pow(b1, static_cast<double>(c.opt_step));
   const double bc2 = 1 - std::pow(b2, static_cast<double>(c.opt_step));
-  Tensor denom = (c.exp_avg_sq.sqrt() / std::sqrt(bc2)).add_(eps);
-  p.addcdiv_(c.exp_avg, denom, -opt.lr / bc1);
+  Tensor denom = (exp_avg_sq.sqrt() / std::sqrt(bc2)).add_(eps);
+  p.addcdiv_(exp_avg, denom, -opt.lr / bc1);
 }
 
+namespace {
+Tensor scatter_grads(const Tensor& g, int dp_size, const Group& dp) {
+  if (dp_size == 1) return g;
+  std::vector<Tensor> parts;
+  for (const auto& p : g.chunk(dp_size)) parts.push_back(p);
+  return reduce_scatter(parts, dp, "ZeRO gradient reduce-scatter");
+}
+}  // namespace
+
+// The DP region per the strategy's zero stage (0: all-reduced buckets, 1: same, update own shard, 2: reduce-scatter),
+// then the SDP region (ZeRO-3: reduce-scatter, update the persistent shard).
 void Worker::reduce_and_update_flush(Chunk& c) {
-  const std::int64_t shard = c.meta.padded / L.dp, lo = L.dp_rank * shard;
+  const std::int64_t D = c.meta.dp_elems, shard = D / L.dp, lo = L.dp_rank * shard;
   ParamBuf& b = *c.main;
-  if (S().zero_stage >= 2) {
-    if (L.dp > 1) {
-      std::vector<Tensor> parts;
-      for (const auto& p : b.gflat.chunk(L.dp)) parts.push_back(p);
-      c.grad_shard = reduce_scatter(parts, dp, "ZeRO gradient reduce-scatter");
-    } else {
-      c.grad_shard = b.gflat;
-    }
+  ++c.opt_step;
+  const int z = dp_zero();
+  if (D > 0) {
+    Tensor g = b.gflat.narrow(0, 0, D);
+    if (z >= 2) c.grad_shard = scatter_grads(g, L.dp, dp);
+    if (z == 0)
+      apply_update(c, b.flat, g);
+    else
+      apply_update(c, b.flat.narrow(0, lo, shard), z == 1 ? g.narrow(0, lo, shard) : c.grad_shard);
   }
-  if (S().zero_stage == 0) {
-    apply_update(c, b.flat, b.gflat);
-  } else if (S().zero_stage == 3) {
-    apply_update(c, c.shard, c.grad_shard);
-  } else {
-    Tensor mine = b.flat.narrow(0, lo, shard);
-    apply_update(c, mine, S().zero_stage == 1 ? b.gflat.narrow(0, lo, shard) : c.grad_shard);
+  if (c.meta.sdp_elems > 0) {
+    const Tensor g = scatter_grads(b.gflat.narrow(0, D, c.meta.sdp_elems), L.dp, dp);
+    apply_update(c, c.shard, g, z >= 1 ? shard : D);
   }
 }
 
 void Worker::gather_updated_params(Chunk& c) {
-  if (S().zero_stage != 1 && S().zero_stage != 2) return;
-  const std::int64_t shard = c.meta.padded / L.dp;
+  if ((dp_zero() != 1 && dp_zero() != 2) || c.meta.dp_elems == 0) return;
+  const std::int64_t shard = c.meta.dp_elems / L.dp;
   ParamBuf& b = *c.main;
   Tensor mine = b.flat.narrow(0, L.dp_rank * shard, shard);
   auto parts = b.flat.chunk(L.dp);
@@ -150,6 +178,7 @@ void Worker::gather_updated_params(Chunk& c) {
 void Worker::update_async(Chunk& c, ParamBuf& buf) {
   const std::int64_t newest = c.versions.rbegin()->first;
   auto next = make_buf(c, c.versions.rbegin()->second->flat.clone());
+  ++c.opt_step;
   apply_update(c, next->flat, buf.gflat);
   c.versions[newest + 1] = next;
   c.main = next;

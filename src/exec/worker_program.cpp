@@ -54,6 +54,7 @@ void Worker::forward_op(const cost::ProgramOp& op) {
   const auto t0 = Clock::now();
   const double w0 = stats.wait_s;
   Chunk& c = *chunks[op.chunk];
+  gather_params(c);  // per-layer SDP: the program has no zero3_gather ops for it (no-op when gathered)
   Flight& f = flights[{op.micro, op.chunk}];
   if (async) {
     auto it = c.versions.find(op.weight_version);
@@ -80,6 +81,7 @@ void Worker::backward_op(const cost::ProgramOp& op) {
   if (it == flights.end()) throw std::logic_error("backward without forward");
   Flight f = std::move(it->second);  // holds the stashed weight version until the end of this op
   flights.erase(it);
+  gather_params(c);
   if (op.opens_window) f.buf->gflat.zero_();
   begin_backward(c, f.buf.get(), op.closes_window);
   if (op.closes_window) c.window_buf = f.buf;

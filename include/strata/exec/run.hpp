@@ -69,6 +69,10 @@ struct RunOptions {
   bool progress = false;          // the last rank prints one line per step on stderr
   bool record_ops = false;        // every rank records the pipeline-program ops it executed (RankRecord)
   FaultSpec fault;
+  // Per-layer strategy (Galvatron-BMW, issue 16): one choice per chain entry (data parallel dp/sdp and recompute
+  // of each layer; tp = the stage's), or empty = every layer follows `strategy`. When set, `strategy` is its
+  // uniform stand-in (layer_plan.cpp) and the worker takes zero = 3 and recompute from here, per layer.
+  std::vector<cost::LayerChoice> layer_choices;
 };
 nlohmann::ordered_json to_json(const RunOptions& o);
 RunOptions run_options_from_json(const nlohmann::json& j, const std::string& origin);
@@ -77,6 +81,11 @@ RunOptions run_options_from_json(const nlohmann::json& j, const std::string& ori
 // (world_size 0 = dp·tp·pp of the strategy, which must then be given). Checks what the runtime supports
 // (InputError naming the rule otherwise).
 RunOptions make_run_options(const model::Model& m, cost::Strategy s, int world_size);
+// A complete per-layer strategy (cost::is_layerwise) as the runtime runs it: its uniform stand-in (same dp, tp, pp,
+// split; zero capped at 2 for the DP layers, recompute = the layers' least-memory mode for host_memory_need) and
+// the per-chain-entry choices. InputError (one line naming the stage and layer) for what the runtime cannot run:
+// a layer tp differing from its stage's, strided tp, overlapped tp, recompute=oases, pipedream/2bw, checkpoints.
+void split_layer_choices(const model::Model& m, const cost::Strategy& s, const hw::Cluster& c, RunOptions& o);
 // The cost::Cluster stand-in for N local CPU ranks, used to complete strategies (one node, N "cpu" devices).
 hw::Cluster local_cpu_cluster(int world_size);
 // Rules of the runtime on top of cost::complete_strategy (e.g. ZeRO with PipeDream, seq % tp with sp). Empty
