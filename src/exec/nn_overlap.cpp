@@ -109,7 +109,7 @@ struct ChainState : torch::CustomClassHolder {
   void start_backward(int h, int k, const Tensor& g, std::vector<Tensor>& acc) {
     Segment& s = seg[h][k];
     s.grad_out = g;
-    if (const int bi = bias_index(k); bi >= 0) add_grad(acc, base(k) + bi, g.sum({0, 1}));
+    if (const int bi = bias_index(k); bi >= 0) add_grad(acc, base(k) + bi, g.sum(std::vector<std::int64_t>{0, 1}));
     std::vector<Tensor> wrt{s.m};
     for (int i = 0; i < ix.count; ++i) wrt.push_back(leaf(k, i));
     const auto grads = torch::autograd::grad({s.p}, wrt, {g}, false, false, true);
