@@ -14,7 +14,6 @@
 #include "strata/model/model.hpp"
 #ifdef STRATA_WITH_EXEC
 #include "strata/exec/run.hpp"
-#endif
 
 namespace {
 
@@ -26,6 +25,7 @@ double median(std::vector<double> v) {
 }
 
 }  // namespace
+#endif
 
 int main(int argc, char** argv) {
 #ifndef STRATA_WITH_EXEC
