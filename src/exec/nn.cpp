@@ -316,9 +316,27 @@ Tensor ChunkRunner::attention_core(const Tensor& q, const Tensor& k, const Tenso
   return torch::matmul(torch::softmax(scores, -1), v);
 }
 
+Tensor ChunkRunner::attention_partial(const Tensor& y, const Tensor& w_qkv, const Tensor& b_qkv, const Tensor& w_o,
+                                      RecomputeMode mode) const {
+  const int t = tp->tp.size;
+  const std::int64_t hl = dims.hidden / t, heads_l = dims.heads / t, hd = dims.hidden / dims.heads;
+  const auto b = y.size(0), s = y.size(1);
+  const Tensor qkv = torch::linear(y, w_qkv, b_qkv);
+  const auto parts = qkv.split(hl, -1);
+  const auto heads = [&](const Tensor& z) { return z.reshape({b, s, heads_l, hd}).transpose(1, 2); };
+  const Tensor q = heads(parts[0]), k = heads(parts[1]), v = heads(parts[2]);
+  Tensor ctx = mode == RecomputeMode::selective ? checkpointed(fns.back().get(), {q, k, v}) : attention_core(q, k, v);
+  ctx = ctx.transpose(1, 2).reshape({b, s, hl});
+  return torch::linear(ctx, w_o);
+}
+
+Tensor ChunkRunner::mlp_partial(const Tensor& y, const Tensor& w_fc1, const Tensor& b_fc1, const Tensor& w_fc2) const {
+  return torch::linear(torch::gelu(torch::linear(y, w_fc1, b_fc1)), w_fc2);
+}
+
 Tensor ChunkRunner::block(const Tensor& x, const std::vector<Tensor>& p, RecomputeMode mode) const {
   const int t = tp->tp.size;
-  const std::int64_t h = dims.hidden, hl = h / t, heads_l = dims.heads / t, hd = h / dims.heads;
+  const std::int64_t h = dims.hidden;
   const bool sp = tp->sp && t > 1;
   std::size_t i = 0;
   const auto next = [&] { return p.at(i++); };
@@ -328,21 +346,13 @@ Tensor ChunkRunner::block(const Tensor& x, const std::vector<Tensor>& p, Recompu
 
   Tensor y = torch::layer_norm(x, {h}, ln1_w, ln1_b, 1e-5);
   y = sp ? gather_seq(y, tp, true) : copy_to_tp(y, tp);
-  const auto b = y.size(0), s = y.size(1);
-  const Tensor qkv = torch::linear(y, w_qkv, b_qkv);
-  const auto parts = qkv.split(hl, -1);
-  const auto heads = [&](const Tensor& z) { return z.reshape({b, s, heads_l, hd}).transpose(1, 2); };
-  const Tensor q = heads(parts[0]), k = heads(parts[1]), v = heads(parts[2]);
-  Tensor ctx = mode == RecomputeMode::selective ? checkpointed(fns.back().get(), {q, k, v}) : attention_core(q, k, v);
-  ctx = ctx.transpose(1, 2).reshape({b, s, hl});
-  Tensor o = torch::linear(ctx, w_o);
+  Tensor o = attention_partial(y, w_qkv, b_qkv, w_o, mode);
   o = sp ? reduce_scatter_seq(o, tp) : reduce_from_tp(o, tp);
   if (b_o.defined()) o = o + b_o;
   Tensor x1 = x + o;
   y = torch::layer_norm(x1, {h}, ln2_w, ln2_b, 1e-5);
   y = sp ? gather_seq(y, tp, true) : copy_to_tp(y, tp);
-  Tensor z = torch::gelu(torch::linear(y, w_fc1, b_fc1));
-  z = torch::linear(z, w_fc2);
+  Tensor z = mlp_partial(y, w_fc1, b_fc1, w_fc2);
   z = sp ? reduce_scatter_seq(z, tp) : reduce_from_tp(z, tp);
   if (b_fc2.defined()) z = z + b_fc2;
   return x1 + z;
@@ -359,6 +369,12 @@ Tensor ChunkRunner::run(const Tensor& x, const std::vector<std::vector<Tensor>>&
       hstate = torch::embedding(p[0], x);
       if (dims.learned_positions) hstate = hstate + p[1].narrow(0, 0, x.size(1));
     } else if (e <= dims.layers) {
+      if (overlapped()) {  // Oases: all of this chunk's blocks as one two-sub-batch chain (nn_overlap.cpp)
+        const int end = std::min(last, dims.layers + 1);
+        hstate = overlapped_blocks(hstate, params, e, end);
+        e = end - 1;
+        continue;
+      }
       if (sp && !sharded) {
         hstate = scatter_seq(hstate, tp);
         sharded = true;

@@ -150,7 +150,12 @@ std::string unsupported_reason(const GptDims& d, const cost::Strategy& s) {
     return fmt::format("2bw needs at least pp = {} micro-batches per step so that two weight versions suffice, "
                        "got m = {}",
                        s.pp, s.num_micro_batches());
-  if (s.tp_overlap) return "overlap=on (Oases' overlapped TP is costed and planned, not run: docs/executor.md)";
+  // Oases' overlapped TP runs on all-reduces (exec/nn_overlap.cpp); sp's ring reduce-scatter is blocking.
+  if (s.tp_overlap && s.sequence_parallel)
+    return "overlap=on with sp=on (the executor overlaps the all-reduces of tensor parallelism, not sp's "
+           "reduce-scatter/all-gather: docs/executor.md)";
+  if (s.tp_overlap && s.recompute == model::Recompute::full)
+    return "overlap=on with recompute=full (the executor's overlapped schedule keeps its graphs: use selective)";
   if (s.recompute == model::Recompute::oases) return "recompute=oases (costed and planned, not run: docs/executor.md)";
   if (static_cast<int>(s.split.size()) != s.pp * s.virtual_stages) return "the strategy is not complete (split)";
   int total = 0;

@@ -51,6 +51,7 @@ struct TpCtx {
   Group tp;
   bool sp = false;  // sequence parallel (Korthikanti et al. 2022): LayerNorm regions split along the sequence
   bool compute_only = false;  // profiler: shard shapes of tp.size ranks, but skip the communication
+  bool overlap = false;       // Oases' overlapped schedule (cost::Strategy::tp_overlap; not with sp): nn_overlap.cpp
 };
 
 // Megatron-LM operators (Shoeybi et al. 2019, §3): f = identity forward / all-reduce backward, g = all-reduce
@@ -95,6 +96,16 @@ struct ChunkRunner {
   // internals, public so recompute closures can call them
   Tensor block(const Tensor& x, const std::vector<Tensor>& p, RecomputeMode mode) const;
   Tensor attention_core(const Tensor& q, const Tensor& k, const Tensor& v) const;
+  // The tensor-parallel regions of a block, from the (replicated) LayerNorm output to this rank's partial sum
+  // before the row-parallel all-reduce: QKV (column) → attention → W_o (row), and FC1 (column) → GeLU → FC2 (row).
+  Tensor attention_partial(const Tensor& y, const Tensor& w_qkv, const Tensor& b_qkv, const Tensor& w_o,
+                           RecomputeMode mode) const;
+  Tensor mlp_partial(const Tensor& y, const Tensor& w_fc1, const Tensor& b_fc1, const Tensor& w_fc2) const;
+  // Oases (nn_overlap.cpp): blocks [first_entry, end_entry) on two sub-batches, each one's TP all-reduces issued
+  // asynchronously while the other computes, forward and backward. `params` are the chunk's (run's argument).
+  bool overlapped() const { return tp->overlap && tp->tp.size > 1 && !tp->compute_only && !tp->sp; }
+  Tensor overlapped_blocks(const Tensor& x, const std::vector<std::vector<Tensor>>& params, int first_entry,
+                           int end_entry) const;
   std::vector<std::unique_ptr<RecomputeFn>> fns;   // one per entry, built by prepare()
   void prepare();
 };

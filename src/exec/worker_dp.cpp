@@ -81,7 +81,8 @@ void Worker::finish_dp_and_sp(Chunk& c, ParamBuf& buf) {
 
 namespace {
 // The tied sum itself: both copies on this rank, or one here and one over the first/last-stage group.
-void sum_tied(std::vector<Tensor>& local, const Group& emb) {
+// per_stage_dp: the stage's dp in a per-stage run (each replica of the first and last stage is in `emb`), else 1.
+void sum_tied(std::vector<Tensor>& local, const Group& emb, int per_stage_dp) {
   if (local.size() == 2) {
     Tensor sum = local[0] + local[1];
     local[0].copy_(sum);
@@ -89,7 +90,7 @@ void sum_tied(std::vector<Tensor>& local, const Group& emb) {
   } else if (local.size() == 1 && emb.size > 1) {
     // Per-stage: the group holds every replica of the first and last stage, whose (DP-summed) copies are equal;
     // each contributes 1/dp of its copy, so the sum is embedding + head gradient once.
-    if (L.per_stage()) local[0].div_(L.dp);
+    if (per_stage_dp > 1) local[0].div_(per_stage_dp);
     allreduce_sum(local[0], emb, "tied-embedding gradient all-reduce");
   }
 }
@@ -112,7 +113,7 @@ void Worker::sync_tied(const std::vector<std::pair<Chunk*, ParamBuf*>>& active) 
         if (mixed && (c->meta.offsets[i] >= c->meta.dp_elems || !overlapped_dp())) later.push_back(local.back());
       }
   for (auto& g : later) allreduce_sum(g, dp, "tied-embedding gradient all-reduce (dp)");
-  sum_tied(local, emb);
+  sum_tied(local, emb, L.per_stage() ? L.dp : 1);
   if (L.dp_rank != 0)
     for (auto& g : later) g.zero_();
 }

@@ -52,6 +52,7 @@ void Worker::build(const std::vector<int>& bounds) {
   holds_loss = L.stage == L.pp - 1 && L.dp_rank == 0 && L.tp_rank == 0;
   tpctx.tp = tp;
   tpctx.sp = S().sequence_parallel && L.tp > 1;
+  tpctx.overlap = S().tp_overlap && L.tp > 1;
   // Blocks recomputed on this stage: all (recompute given without rlayers) or the first rlayers[stage]; a
   // per-layer strategy gives each entry's mode itself (opt.layer_choices).
   int recompute_budget = S().recompute_layers.empty() ? 1 << 30 : S().recompute_layers[L.stage];
