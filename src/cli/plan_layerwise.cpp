@@ -21,8 +21,10 @@ std::int64_t parse_gbs_flag(const std::string& text, const std::string& flag) {
   if (text == "auto") return 0;
   char* end = nullptr;
   const long long v = text.empty() ? 0 : std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || end != text.c_str() + text.size() || v < 1)
+  if (text.empty() || end != text.c_str() + text.size())
     throw core::InputError(fmt::format("{}: expected a global batch size >= 1 or 'auto', got '{}'", flag, text));
+  // The number check's message is plan::check_plan_options' (the Python API's strata.plan says the same).
+  if (v < 1) throw core::InputError(fmt::format("{}: must be >= 1 (global batch size in samples)", flag));
   return v;
 }
 

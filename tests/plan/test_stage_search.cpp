@@ -81,9 +81,12 @@ TEST(StageSearch, PlanIsCompleteAndEstimated) {
   EXPECT_TRUE(r.estimate.fits);
   EXPECT_GT(r.estimate.samples_per_s, 0);
   EXPECT_EQ(static_cast<int>(r.idle_devices.size()) + cost::devices_used(r.strategy), c.num_devices());
-  // Its stages sit on devices equivalent to their canonical ones (whole nodes of one type), so the search's
-  // objective is the cost model's time of the plan.
-  EXPECT_NEAR(r.objective_s, r.estimate.iteration_time_s, 1e-9 * r.objective_s);
+  // The reported time is the cost model's time of the returned plan.
+  const cost::Estimate again = cost::estimate(m, c, r.strategy);
+  EXPECT_EQ(r.estimate.iteration_time_s, again.iteration_time_s);
+  // The search costs each stage on its type's canonical devices (docs/planner.md §Per-stage search); the plan's
+  // stages sit on other devices of the same nodes, so only the stage-boundary transfers may differ: within 5 %.
+  EXPECT_NEAR(r.objective_s, r.estimate.iteration_time_s, 0.05 * r.objective_s);
 }
 
 TEST(StageSearch, CheapestAndBudgetObjectives) {
