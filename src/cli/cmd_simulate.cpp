@@ -53,7 +53,7 @@ void print_human(const model::Model& m, const hw::Cluster& c, const cost::Strate
                  ? ", steady state"
                  : "");
   fmt::print("analytical estimate   {}  (simulated {:+.1f}%)\n", core::format_seconds(est),
-             est > 0 ? 100.0 * (res.iteration_time_s - est) / est : 0.0);
+             rounded_percent(est > 0 ? 100.0 * (res.iteration_time_s - est) / est : 0.0));
   if (r.estimate.host.node >= 0 && r.estimate.host.bound_s > r.estimate.pipeline_time_s)
     fmt::print("                      (= the host-CPU bound: {} ranks share {} cores on node {}. The simulator gives "
                "every rank its own device; compare with the schedule alone, {})\n",

@@ -35,4 +35,10 @@ void add_memory_headroom_option(CLI::App* cmd, std::string* value, bool* given, 
 // "internal error" and exit 1. Both binaries' main() return this.
 int parse_and_run(CLI::App& app, int argc, char** argv);
 
+// A signed percentage rounded to one decimal for "{:+.1f}%": a tiny negative value prints "+0.0", not "-0.0"
+// (−0.0 + 0.0 = +0.0 in IEEE arithmetic), so equal numbers always read the same.
+inline double rounded_percent(double pct) {
+  return static_cast<double>(static_cast<long long>(pct * 10.0 + (pct < 0 ? -0.5 : 0.5))) / 10.0 + 0.0;
+}
+
 }  // namespace strata::cli

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "io.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/json.hpp"
 #include "strata/core/text.hpp"
@@ -41,7 +42,7 @@ bool simulate_per_stage(const model::Model& m, const hw::Cluster& c, const cost:
   fmt::print("\nsimulated period      {} per micro-batch, {} per iteration of {} micro-batches\n",
              core::format_seconds(r.period_s), core::format_seconds(simulated), M);
   fmt::print("analytical estimate   {}  (simulated {:+.1f}%)\n", core::format_seconds(e.pipeline_time_s),
-             e.pipeline_time_s > 0 ? 100.0 * (simulated / e.pipeline_time_s - 1) : 0.0);
+             rounded_percent(e.pipeline_time_s > 0 ? 100.0 * (simulated / e.pipeline_time_s - 1) : 0.0));
   fmt::print("\nModel: docs/simulator.md §Per-stage widths.\n");
   return true;
 }
