@@ -190,22 +190,25 @@ Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s
   est.iteration_time_s = std::max(est.pipeline_time_s, est.host.bound_s);
   for (auto& se : est.stages) se.bubble_s = std::max(0.0, pipe - static_cast<double>(micro) * se.time_s);
 
-  // Throughput and FLOPs.
+  finish_estimate(est, m, s, opt, c.num_devices(), hw::total_peak_flops(c, s.dtype));
+  return est;
+}
+
+void finish_estimate(Estimate& est, const model::Model& m, const Strategy& s, const CostOptions& opt, int devices,
+                     double peak_flops_sum) {
   const double gbs = static_cast<double>(s.global_batch);
   est.samples_per_s = est.iteration_time_s > 0 ? gbs / est.iteration_time_s : 0;
   est.tokens_per_s = est.samples_per_s * static_cast<double>(m.seq > 0 ? m.seq : 1);
-  // One FLOPs source (model::layer_cost via the model's sums) and one peak source (hw::total_peak_flops), as
-  // `strata describe` prints them.
+  // One FLOPs source (model::layer_cost via the model's sums) and one peak source per device, as `strata describe`
+  // prints them.
   const model::SampleFlops per_sample = opt.sample_flops ? *opt.sample_flops : model::sample_flops(m);
   const double flops = per_sample.ptdp * gbs;          // tflops_per_gpu (PTD-P convention)
   const double model_flops = per_sample.train * gbs;   // MFU numerator (no recompute)
-  const double peak_sum = hw::total_peak_flops(c, s.dtype);
-  const double n = c.num_devices();
+  const double n = devices;
   est.tflops_per_gpu = est.iteration_time_s > 0 ? flops / est.iteration_time_s / n / 1e12 : 0;
-  est.mfu = est.iteration_time_s > 0 && peak_sum > 0 ? model_flops / est.iteration_time_s / peak_sum : 0;
-  // Memory.
+  est.mfu = est.iteration_time_s > 0 && peak_flops_sum > 0 ? model_flops / est.iteration_time_s / peak_flops_sum : 0;
   est.fits = true;
-  for (int st = 0; st < p; ++st) {
+  for (std::size_t st = 0; st < est.stages.size(); ++st) {
     const auto& se = est.stages[st];
     est.peak_memory_bytes = std::max(est.peak_memory_bytes, se.memory_bytes);
     if (!se.fits && est.fits) {
@@ -216,7 +219,6 @@ Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s
                                        core::format_bytes(se.memory_usable_bytes));
     }
   }
-  return est;
 }
 
 nlohmann::ordered_json to_json(const Estimate& e) {

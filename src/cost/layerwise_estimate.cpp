@@ -167,25 +167,7 @@ Estimate estimate_layerwise(const model::Model& m, const hw::Cluster& c, const S
   est.host = host_cpu_bound(c, est.stages, micro);
   est.iteration_time_s = std::max(est.pipeline_time_s, est.host.bound_s);
   for (auto& se : est.stages) se.bubble_s = std::max(0.0, pipe - static_cast<double>(micro) * se.time_s);
-  const double gbs = static_cast<double>(s.global_batch);
-  est.samples_per_s = est.iteration_time_s > 0 ? gbs / est.iteration_time_s : 0;
-  est.tokens_per_s = est.samples_per_s * static_cast<double>(m.seq > 0 ? m.seq : 1);
-  const model::SampleFlops per_sample = opt.sample_flops ? *opt.sample_flops : model::sample_flops(m);
-  const double peak_sum = hw::total_peak_flops(c, s.dtype);
-  const double n = c.num_devices();
-  est.tflops_per_gpu = est.iteration_time_s > 0 ? per_sample.ptdp * gbs / est.iteration_time_s / n / 1e12 : 0;
-  est.mfu = est.iteration_time_s > 0 && peak_sum > 0 ? per_sample.train * gbs / est.iteration_time_s / peak_sum : 0;
-  for (int st = 0; st < p; ++st) {
-    const auto& se = est.stages[st];
-    est.peak_memory_bytes = std::max(est.peak_memory_bytes, se.memory_bytes);
-    if (!se.fits && est.fits) {
-      est.fits = false;
-      est.not_fit_reason = fmt::format("stage {} needs {} per device but its {} has {} ({} after the headroom)", st,
-                                       core::format_bytes(se.memory_bytes), se.gpu,
-                                       core::format_bytes(se.memory_capacity_bytes),
-                                       core::format_bytes(se.memory_usable_bytes));
-    }
-  }
+  finish_estimate(est, m, s, opt, c.num_devices(), hw::total_peak_flops(c, s.dtype));
   return est;
 }
 

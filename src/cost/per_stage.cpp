@@ -139,29 +139,11 @@ Estimate estimate_per_stage(const model::Model& m, const hw::Cluster& c, const S
   est.iteration_time_s = std::max(est.pipeline_time_s, est.host.bound_s);
   for (int st = 0; st < p; ++st)
     est.stages[st].bubble_s = std::max(0.0, pipe - static_cast<double>(M / r[st]) * t[st]);
-  const double gbs = static_cast<double>(s.global_batch);
-  est.samples_per_s = est.iteration_time_s > 0 ? gbs / est.iteration_time_s : 0;
-  est.tokens_per_s = est.samples_per_s * static_cast<double>(m.seq > 0 ? m.seq : 1);
-  const model::SampleFlops per_sample = opt.sample_flops ? *opt.sample_flops : model::sample_flops(m);
   // FLOP rates over the devices the strategy uses (idle devices are not part of the run).
   double peak_sum = 0;
-  const int n = devices_used(s);
   for (const auto& st : s.stages)
     for (int d : st.devices) peak_sum += c.gpu_of(d).peak(s.dtype);
-  est.tflops_per_gpu = est.iteration_time_s > 0 ? per_sample.ptdp * gbs / est.iteration_time_s / n / 1e12 : 0;
-  est.mfu = est.iteration_time_s > 0 && peak_sum > 0 ? per_sample.train * gbs / est.iteration_time_s / peak_sum : 0;
-  est.fits = true;
-  for (int st = 0; st < p; ++st) {
-    const auto& se = est.stages[st];
-    est.peak_memory_bytes = std::max(est.peak_memory_bytes, se.memory_bytes);
-    if (!se.fits && est.fits) {
-      est.fits = false;
-      est.not_fit_reason = fmt::format("stage {} needs {} per device but its {} has {} ({} after the headroom)", st,
-                                       core::format_bytes(se.memory_bytes), se.gpu,
-                                       core::format_bytes(se.memory_capacity_bytes),
-                                       core::format_bytes(se.memory_usable_bytes));
-    }
-  }
+  finish_estimate(est, m, s, opt, devices_used(s), peak_sum);
   return est;
 }
 

@@ -83,6 +83,12 @@ struct CostOptions {
 
 // Estimates one complete, valid strategy (see complete_strategy). Deterministic and allocation-light.
 Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s, const CostOptions& opt = {});
+// The whole-run figures every form of the estimate (uniform, per-layer, per-stage) reports the same way, from its
+// iteration time and stages: samples and tokens per second, TFLOP/s per GPU and MFU (one FLOPs source,
+// model::sample_flops or opt.sample_flops; `peak_flops_sum` over the `devices` the run uses) and the memory verdict
+// (peak over stages, fits, the first stage that does not fit).
+void finish_estimate(Estimate& est, const model::Model& m, const Strategy& s, const CostOptions& opt, int devices,
+                     double peak_flops_sum);
 
 nlohmann::ordered_json to_json(const Estimate& e);
 // What `strata estimate --json` prints (and the Python API's Estimate.to_dict()): model, seq, cluster, strategy,
