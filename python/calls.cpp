@@ -81,14 +81,7 @@ SimulationResult run_simulate(py::object model, py::object cluster, py::object s
   }
   if (cluster.is_none() || strategy.is_none())
     throw core::InputError("simulate: give a cluster and a strategy (or a strata.Plan)");
-  if (iterations && *iterations < 1)
-    throw core::InputError(fmt::format("simulate: --iterations: must be >= 1, got {}", *iterations));
-  if (overlap_slowdown && !(std::isfinite(*overlap_slowdown) && *overlap_slowdown >= 1))
-    throw core::InputError(fmt::format("simulate: --overlap-slowdown: must be a finite number >= 1 (1 = no "
-                                       "slowdown), got {}", *overlap_slowdown));
-  if (bucket_mb && !(std::isfinite(*bucket_mb) && *bucket_mb > 0 && *bucket_mb <= 1e6))
-    throw core::InputError(fmt::format("simulate: --bucket-mb: expected a size in MiB in (0, 1e6], got '{}'",
-                                       *bucket_mb));
+  sim::check_simulation_options(iterations, overlap_slowdown, bucket_mb);  // the CLI's checks and messages
   SimulationResult out;
   out.m = as_model(model, seq);
   out.c = as_cluster(cluster);

@@ -97,12 +97,12 @@ void print_human(const model::Model& m, const hw::Cluster& c, const cost::Strate
   fmt::print("\nbusy/idle: compute stream inside the measured window. Model and differences: docs/simulator.md.\n");
 }
 
-// `--bucket-mb`: a size in MiB, > 0 and finite.
+// `--bucket-mb`: a size in MiB (the range check is sim::check_simulation_options').
 double parse_bucket_mib(const std::string& text) {
   char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size() || !std::isfinite(v) || v <= 0 || v > 1e6)
-    throw core::InputError("simulate: --bucket-mb: expected a size in MiB in (0, 1e6], got '" + text + "'");
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size()) v = NAN;  // not a number: refused below, naming the text
+  sim::check_simulation_options(std::nullopt, std::nullopt, v, text);
   return v;
 }
 
@@ -120,11 +120,7 @@ void run_simulate(const SimulateArgs& a) {
   }
   if (model_name.empty()) throw core::InputError("simulate: --model is required (the plan file names none)");
   if (cluster_spec.empty()) throw core::InputError("simulate: --cluster is required (the plan file names none)");
-  if (a.iterations && *a.iterations < 1)
-    throw core::InputError(fmt::format("simulate: --iterations: must be >= 1, got {}", *a.iterations));
-  if (a.overlap_slowdown && !(std::isfinite(*a.overlap_slowdown) && *a.overlap_slowdown >= 1))
-    throw core::InputError(fmt::format("simulate: --overlap-slowdown: must be a finite number >= 1 (1 = no "
-                                       "slowdown), got {}", *a.overlap_slowdown));
+  sim::check_simulation_options(a.iterations, a.overlap_slowdown, std::nullopt);
   if (!a.trace.empty()) check_output_path(a.trace, "simulate: --trace");
   const double bucket_mib = a.bucket_mib.empty() ? 0.0 : parse_bucket_mib(a.bucket_mib);
   auto m = model::resolve_model(model_name);

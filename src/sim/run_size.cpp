@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "strata/core/error.hpp"
 #include "strata/sim/from_cost.hpp"
@@ -18,6 +19,18 @@ double check_simulation_size(const cost::Strategy& s, const CostSimOptions& opt)
                                        "simulation); use a larger mbs, a smaller gbs or fewer --iterations",
                                        2 * work));
   return 2 * work;
+}
+
+void check_simulation_options(std::optional<int> iterations, std::optional<double> overlap_slowdown,
+                              std::optional<double> bucket_mib, const std::string& bucket_text) {
+  if (iterations && *iterations < 1)
+    throw core::InputError(fmt::format("simulate: --iterations: must be >= 1, got {}", *iterations));
+  if (overlap_slowdown && !(std::isfinite(*overlap_slowdown) && *overlap_slowdown >= 1))
+    throw core::InputError(fmt::format("simulate: --overlap-slowdown: must be a finite number >= 1 (1 = no "
+                                       "slowdown), got {}", *overlap_slowdown));
+  if (bucket_mib && !(std::isfinite(*bucket_mib) && *bucket_mib > 0 && *bucket_mib <= 1e6))
+    throw core::InputError(fmt::format("simulate: --bucket-mb: expected a size in MiB in (0, 1e6], got '{}'",
+                                       bucket_text.empty() ? fmt::format("{}", *bucket_mib) : bucket_text));
 }
 
 }  // namespace strata::sim

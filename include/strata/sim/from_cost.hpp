@@ -5,6 +5,7 @@
 // one direction each) the flows share. No formula is repeated here: the simulator only decides *when* things
 // run and *who shares a link*.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,11 @@ Simulation simulate(const model::Model& m, const hw::Cluster& c, const cost::Str
 // Micro-batch passes (forward + backward) a simulation of `s` plays out; InputError "simulate: N micro-batch passes
 // to play out (more than 1e8, ...)" past 1e8, where a run takes hours. sim/run_size.cpp.
 double check_simulation_size(const cost::Strategy& s, const CostSimOptions& opt);
+// The checks on a simulation's options that `strata simulate` and the Python API share (messages name the CLI
+// flags): iterations >= 1, overlap slowdown finite and >= 1, DP bucket size in (0, 1e6] MiB (`bucket_text` = the
+// value as the user wrote it, for the message). sim/run_size.cpp.
+void check_simulation_options(std::optional<int> iterations, std::optional<double> overlap_slowdown,
+                              std::optional<double> bucket_mib, const std::string& bucket_text = "");
 
 // What `strata simulate --json` prints (and the Python API's Simulation.to_dict()); sim/sim_json.cpp.
 nlohmann::ordered_json simulation_report_json(const model::Model& m, const hw::Cluster& c, const cost::Strategy& s,
