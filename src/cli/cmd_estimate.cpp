@@ -115,11 +115,10 @@ void run_validate(bool json, bool fit) {
   const auto& k = cost::builtin_constants();
   if (fit) {
     std::fprintf(stderr, "validate: fitting gemm efficiency and NVLink efficiency to Table 5, the H100 factor to the bf16 H100 "
-                         "rows, fp8 GEMM efficiency to the fp8 rows, the TP overlap slowdown to the async-TP speedups...\n");
+                         "rows with FlashAttention v1 to the llm-foundry rows, cuDNN fused attention to the NeMo long-sequence rows with "
+                         "fp8 GEMM efficiency to the fp8 rows, the TP overlap slowdown to the async-TP speedups...\n");
     // Table 5 first (A100), then the H100 factor on bf16 H100 rows, then fp8 on the fp8 rows (all H100).
-    const auto fitted =
-        cost::fit_tp_overlap_to_async_rows(
-            cost::fit_fp8_to_public_rows(cost::fit_h100_to_public_rows(cost::fit_constants_to_table5(k))));
+    const auto fitted = cost::fit_public_constants(cost::fit_constants_to_table5(k));
     fmt::print("{}\n", cost::to_json(fitted).dump(2));
     return;
   }

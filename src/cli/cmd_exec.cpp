@@ -53,6 +53,11 @@ void register_exec_commands(CLI::App& app, const ExecHandlers& handlers) {
   prof->add_option("--mbs", pa->mbs, "Micro-batch sizes (default 1,2,4,8)");
   prof->add_option("--out", pa->out, "Profile file to write (default profile.json; '-' = stdout)");
   prof->add_option("--cluster-out", pa->cluster_out, "Also write a cluster file describing this machine");
+  prof->add_option("--gpu-type", pa->gpu_type,
+                   "Label the profile with the GPU type it measured (a catalog name, see `strata gpus`; e.g. "
+                   "h100-sxm): its rows then apply to devices of that type only, so one cluster can mix measured "
+                   "and analytical types and profiles of several types can be merged (docs/cost-model.md, Measured "
+                   "profile). Default: no label, the rows apply to every GPU type");
   prof->add_option("--devices", pa->devices, "Devices in the --cluster-out node (default --max-group)");
   prof->add_option("--max-group", pa->max_group, "Largest collective group to measure (default 8; 0 = none)");
   prof->add_option("--repeats", pa->repeats, "Timed repetitions per measurement, median kept (default 5)");

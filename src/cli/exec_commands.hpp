@@ -21,6 +21,7 @@ struct RunArgs {
 
 struct ProfileArgs {
   std::string model, out = "profile.json", cluster_out, tp = "1,2,4", mbs = "1,2,4,8";
+  std::string gpu_type;  // label of the measured rows (a catalog GPU name); "" = rows for every GPU type
   int max_group = 8, repeats = 5, comm_repeats = 10, threads = 1, devices = 0, concurrency = 0, cpu_cores = -1;
   double timeout_s = 60;
 };

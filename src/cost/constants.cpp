@@ -49,6 +49,10 @@ CostConstants constants_from_json(const nlohmann::json& j, const std::string& or
     c.fp8_gemm_relative_efficiency = value_of(cj, "fp8_gemm_relative_efficiency", w, 0.01, 1.0);
   if (core::has_field(cj, "flash_attention_efficiency"))
     c.flash_attention_efficiency = value_of(cj, "flash_attention_efficiency", w, 0.01, 1.0);
+  if (core::has_field(cj, "flash1_attention_efficiency"))
+    c.flash1_attention_efficiency = value_of(cj, "flash1_attention_efficiency", w, 0.01, 1.0);
+  if (core::has_field(cj, "cudnn_attention_efficiency"))
+    c.cudnn_attention_efficiency = value_of(cj, "cudnn_attention_efficiency", w, 0.01, 1.0);
   c.intra_node_bw_efficiency = value_of(cj, "intra_node_bw_efficiency", w, 0.01, 1.0);
   c.inter_node_bw_efficiency = value_of(cj, "inter_node_bw_efficiency", w, 0.01, 1.0);
   c.layer_overhead_s = value_of(cj, "layer_overhead_s", w, 0.0, 1.0);
@@ -82,6 +86,8 @@ nlohmann::ordered_json to_json(const CostConstants& c) {
   j["fp32_gemm_max_efficiency"] = c.fp32_gemm_max_efficiency;
   j["memory_bw_efficiency"] = c.memory_bw_efficiency;
   j["flash_attention_efficiency"] = c.flash_attention_efficiency;
+  j["flash1_attention_efficiency"] = c.flash1_attention_efficiency;
+  j["cudnn_attention_efficiency"] = c.cudnn_attention_efficiency;
   j["fp8_gemm_relative_efficiency"] = c.fp8_gemm_relative_efficiency;
   j["gpu_compute_efficiency"] = nlohmann::ordered_json::object();
   for (const auto& [gpu, v] : c.gpu_compute_efficiency) j["gpu_compute_efficiency"][gpu] = v;
@@ -111,9 +117,12 @@ double gemm_efficiency(const CostConstants& c, double flops, hw::Dtype dtype) {
   return emax * flops / (flops + c.gemm_half_flops);
 }
 
-double flash_attention_time(const CostConstants& c, double flops, double peak_flops) {
+double flash_attention_time(const CostConstants& c, model::AttentionKernel kernel, double flops, double peak_flops) {
   if (flops <= 0 || !(peak_flops > 0)) return 0;
-  return flops / (peak_flops * c.flash_attention_efficiency);
+  const double eff = kernel == model::AttentionKernel::flash1   ? c.flash1_attention_efficiency
+                     : kernel == model::AttentionKernel::cudnn ? c.cudnn_attention_efficiency
+                                                                : c.flash_attention_efficiency;
+  return flops / (peak_flops * eff);
 }
 
 double gpu_compute_factor(const CostConstants& c, std::string_view gpu_name) {

@@ -259,7 +259,9 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
     }
     // FLOPs not described by GEMMs (generic layers) run at the curve's efficiency for their size.
     const auto& gpu = ctx.cluster->gpu_types[ctx.gpu_type];  // fused attention core in the non-GEMM dtype
-    const double flash_s = flash_attention_time(k, lc.flash_attention_flops,
+    // The fused kernel's executed FLOPs (a causal mask skips the tiles above the diagonal); the skipped part is
+    // still model FLOPs (fwd_flops), so it is subtracted from the non-GEMM remainder below, not timed.
+    const double flash_s = flash_attention_time(k, q.attention, lc.flash_attention_work_flops,
                                                 gpu.peak(recipe.non_gemm_dtype) * gpu_compute_factor(k, gpu.name));
     gemm_s += flash_s;
     attention_s = flash_s + batched_s;
@@ -273,6 +275,9 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
       // Selective recompute re-runs the attention core (Korthikanti §5): the batched score/value products plus
       // softmax and dropout over the score matrix (read + write each).
       out.recompute_s = batched_s + score_elements * elem_bytes * 4.0 / mem_bw;
+    } else if (mode == model::Recompute::op && gemm_flops > 0) {
+      // Per-op SAC: the re-run matmuls (their share of the GEMM time) and every element-wise op again.
+      out.recompute_s = lc.recompute_flops / gemm_flops * (gemm_s - flash_s) + elem_s;
     } else {
       out.recompute_s = recompute_ratio * out.fwd_compute_s;
     }
@@ -288,6 +293,8 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
     // Full recompute re-runs the forward's collectives inside backward; selective recomputes no comm.
     const int recomputed = mode == model::Recompute::full && lc.recompute_flops > 0 ? lc.tp_allreduces_fwd : 0;
     out.tp_comm_bwd_s = (lc.tp_allreduces_bwd + recomputed) * one;
+    // Per-op SAC keeps the reduce-scatter outputs but re-runs the all-gathers (half of each sp pair).
+    if (mode == model::Recompute::op && q.sequence_parallel) out.tp_comm_bwd_s += 0.5 * lc.tp_allreduces_fwd * one;
     // Oases (overlap=on): two sub-batches, each one's collectives behind the other's compute (cost/overlap).
     if (s.tp_overlap) apply_tp_overlap(m, layer, ctx, mode, lc, out);
   }

@@ -307,6 +307,15 @@ std::vector<int> chunk_boundaries(const Strategy& s) {
   return b;
 }
 
+std::string attention_unsupported(model::AttentionKernel kernel, const hw::GpuSpec& gpu) {
+  const auto name = model::to_string(kernel);
+  // The fused kernels (FlashAttention v1/v2, cuDNN's fused attention) need 16-bit tensor cores: Ampere or newer,
+  // whose marker in the catalog is bf16 support.
+  if (model::is_fused(kernel) && !gpu.supports(hw::Dtype::bf16))
+    return fmt::format("attention={} but {} has no FlashAttention kernel (use attention=eager)", name, gpu.name);
+  return {};
+}
+
 model::AttentionKernel attention_kernel_for(const Strategy& s, const hw::GpuSpec& gpu) {
   if (s.attention) return *s.attention;
   return gpu.supports(hw::Dtype::bf16) ? model::AttentionKernel::flash : model::AttentionKernel::eager;
@@ -445,11 +454,10 @@ Strategy complete_strategy(Strategy s, const model::Model& m, const hw::Cluster&
     rule_error("overlap=on needs an even mbs", fmt::format("mbs = {} cannot be split into two sub-batches",
                                                            s.micro_batch));
   if (s.zero_stage < 0 || s.zero_stage > 3) rule_error("zero in 0..3", fmt::format("zero = {}", s.zero_stage));
-  if (s.attention == model::AttentionKernel::flash)
+  if (s.attention)
     for (const auto& g : c.gpu_types)
-      if (!g.supports(hw::Dtype::bf16))
-        rule_error("flash attention needs a supporting GPU",
-                   fmt::format("attention=flash but {} has no FlashAttention kernel (use attention=eager)", g.name));
+      if (const std::string why = attention_unsupported(*s.attention, g); !why.empty())
+        rule_error("flash attention needs a supporting GPU", why);
   return s;
 }
 

@@ -167,13 +167,11 @@ void check_recompute_layers(const Strategy& s) {
 
 // attention=flash needs FlashAttention on every device a stage uses (idle devices do not matter).
 void check_attention(const Strategy& s, const hw::Cluster& c) {
-  if (s.attention != model::AttentionKernel::flash) return;
+  if (!s.attention) return;
   for (std::size_t i = 0; i < s.stages.size(); ++i)
     for (int d : s.stages[i].devices)
-      if (!c.gpu_of(d).supports(hw::Dtype::bf16))
-        field_rule_error(stage_field(i, "devices"), "flash attention needs a supporting GPU",
-                         fmt::format("attention=flash but {} has no FlashAttention kernel (use attention=eager)",
-                                     c.gpu_of(d).name));
+      if (const std::string why = attention_unsupported(*s.attention, c.gpu_of(d)); !why.empty())
+        field_rule_error(stage_field(i, "devices"), "flash attention needs a supporting GPU", why);
 }
 
 // What a layer of a stage without per-layer choices does (docs/strategy.md): the stage's tp, ZeRO-3 iff zero=3,

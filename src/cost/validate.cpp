@@ -132,6 +132,7 @@ void mosaic_rows(const CostConstants& k, const hw::Catalog& catalog, std::vector
     s.zero_stage = 3;
     s.recompute = ac ? model::Recompute::full : model::Recompute::none;
     s.dtype = hw::Dtype::bf16;
+    s.attention = detail::attention_of_source("mosaicml");  // llm-foundry's stack: FlashAttention v1
     s = complete_strategy(s, m, c);
     CostOptions opt;
     opt.constants = &k;
@@ -318,10 +319,10 @@ namespace {
 
 // Mean absolute % error of the public rows that pass the filters.
 double public_error(const CostConstants& k, const hw::Catalog& catalog, const std::string& dtype,
-                    const std::string& gpu) {
+                    const std::string& gpu, const std::string& source) {
   std::vector<ValidationRow> rows;
   std::vector<SkippedRow> skipped;
-  detail::public_rows(k, catalog, rows, skipped, dtype, gpu);
+  detail::public_rows(k, catalog, rows, skipped, dtype, gpu, nullptr, source);
   double sum = 0;
   for (const auto& r : rows) sum += std::abs(r.error_pct);
   return rows.empty() ? 0 : sum / static_cast<double>(rows.size());
@@ -330,14 +331,14 @@ double public_error(const CostConstants& k, const hw::Catalog& catalog, const st
 // One parameter on a grid of 0.01 steps over [lo, 1]: a bounded 1-D problem, exact enough and deterministic.
 template <typename Set>
 CostConstants fit_one(const CostConstants& start, double lo, Set set, const std::string& dtype,
-                      const std::string& gpu) {
+                      const std::string& gpu, const std::string& source = {}) {
   const auto catalog = hw::builtin_catalog();
   CostConstants best = start;
   double best_err = -1;
   for (int i = static_cast<int>(std::lround(lo * 100)); i <= 100; ++i) {
     CostConstants cand = start;
     set(cand, i / 100.0);
-    const double err = public_error(cand, catalog, dtype, gpu);
+    const double err = public_error(cand, catalog, dtype, gpu, source);
     if (best_err < 0 || err + 1e-12 < best_err) {
       best = cand;
       best_err = err;
@@ -361,6 +362,26 @@ CostConstants fit_h100_to_public_rows(const CostConstants& start) {
 CostConstants fit_fp8_to_public_rows(const CostConstants& start) {
   return fit_one(
       start, 0.3, [](CostConstants& k, double v) { k.fp8_gemm_relative_efficiency = v; }, "fp8", "");
+}
+
+CostConstants fit_flash1_to_foundry_rows(const CostConstants& start) {
+  return fit_one(
+      start, 0.05, [](CostConstants& k, double v) { k.flash1_attention_efficiency = v; }, "", "", "llm-foundry");
+}
+
+CostConstants fit_cudnn_to_nemo_rows(const CostConstants& start) {
+  return fit_one(
+      start, 0.05, [](CostConstants& k, double v) { k.cudnn_attention_efficiency = v; }, "", "", "nemo-long-seq");
+}
+
+CostConstants fit_public_constants(const CostConstants& start) {
+  // Coupled pairs, alternated three times each (a deterministic coordinate search): the H100 GEMM factor (bf16
+  // H100 rows) with FlashAttention v1 (llm-foundry rows, whose H100 part shares the factor); then cuDNN fused
+  // attention (NeMo long-sequence rows, attention-dominated) with the fp8 GEMM efficiency (fp8 rows).
+  CostConstants k = start;
+  for (int round = 0; round < 3; ++round) k = fit_flash1_to_foundry_rows(fit_h100_to_public_rows(k));
+  for (int round = 0; round < 3; ++round) k = fit_fp8_to_public_rows(fit_cudnn_to_nemo_rows(k));
+  return fit_tp_overlap_to_async_rows(k);
 }
 
 CostConstants fit_tp_overlap_to_async_rows(const CostConstants& start) {

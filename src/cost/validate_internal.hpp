@@ -17,10 +17,13 @@ namespace strata::cost::detail {
 // whose published GPU type contains it ("H100"). Rows measured with asynchronous TP (torchtitan "async TP") are
 // costed with overlap=on under dataset "<source> async-TP"; with `async_tp_speedups`, each one's predicted and
 // measured speedup over the "vanilla TP" row before it is added there.
+// The fused attention kernel that the stack of a calibration source ran (validate_public.cpp).
+model::AttentionKernel attention_of_source(const std::string& source);
+
 void public_rows(const CostConstants& k, const hw::Catalog& catalog, std::vector<ValidationRow>& out,
                  std::vector<SkippedRow>& skipped, const std::string& only_dtype = {},
                  const std::string& gpu_contains = {},
-                 std::vector<ValidationRow>* async_tp_speedups = nullptr);
+                 std::vector<ValidationRow>* async_tp_speedups = nullptr, const std::string& source_only = {});
 
 double pct_error(double predicted, double measured);
 

@@ -82,6 +82,21 @@ bool is_async_tp(const core::Json& row) {
   return row.at("source").value("variant", std::string()) == "async TP";
 }
 
+}  // namespace
+
+// The fused attention kernel of each source's stack (docs/cost-model.md §Attention kernel):
+//  - llm-foundry: the benchmark image mosaicml/pytorch:2.0.1_cu118 with MPT's attn_impl flash, i.e. the
+//    flash-attn 1.x package (FlashAttention v1; llm-foundry scripts/train/benchmarking/sweep.sh, submit_benchmarks.py);
+//  - Megatron-Bridge and NeMo: TransformerEngine, which runs cuDNN fused attention on H100 (Hopper-native);
+//  - torchtitan: PyTorch SDPA's flash backend (FlashAttention-2).
+model::AttentionKernel attention_of_source(const std::string& source) {
+  if (source.rfind("llm-foundry", 0) == 0 || source == "mosaicml") return model::AttentionKernel::flash1;
+  if (source.rfind("megatron-bridge", 0) == 0 || source.rfind("nemo", 0) == 0) return model::AttentionKernel::cudnn;
+  return model::AttentionKernel::flash;
+}
+
+namespace {
+
 Strategy row_strategy(const core::Json& row, const std::string& source) {
   Strategy s;
   s.tp = row.at("tp").get<int>();
@@ -101,12 +116,15 @@ Strategy row_strategy(const core::Json& row, const std::string& source) {
   else if (fsdp > 0) s.zero_stage = 3;                  // torchtitan FSDP2, Megatron-FSDP
   else s.zero_stage = 1;                                // Megatron distributed optimizer (NeMo/Bridge default)
   const std::string ac = value_or<std::string>(row, "activation_checkpointing", "none");
-  s.recompute = ac == "full" ? model::Recompute::full
+  // torchtitan's "selective (per-op SAC)" is its per-op policy (recompute=op), not Megatron's selective.
+  s.recompute = ac == "full"                            ? model::Recompute::full
+                : ac.find("per-op") != std::string::npos ? model::Recompute::op
                 : ac.rfind("selective", 0) == 0 ? model::Recompute::selective : model::Recompute::none;
   s.sequence_parallel = s.tp > 1;
   // torchtitan's "async TP" rows: TP collectives overlapped with compute (cost/overlap.hpp, overlap=on).
   s.tp_overlap = is_async_tp(row) && s.tp > 1 && s.micro_batch % 2 == 0;
   s.dtype = hw::parse_dtype(row.at("precision").get<std::string>(), "precision");
+  s.attention = attention_of_source(source);
   return s;
 }
 
@@ -116,7 +134,7 @@ double pct_error(double predicted, double measured) { return 100.0 * (predicted 
 
 void public_rows(const CostConstants& k, const hw::Catalog& catalog, std::vector<ValidationRow>& out,
                  std::vector<SkippedRow>& skipped, const std::string& only_dtype, const std::string& gpu_contains,
-                 std::vector<ValidationRow>* async_tp_speedups) {
+                 std::vector<ValidationRow>* async_tp_speedups, const std::string& source_only) {
   std::optional<ValidationRow> vanilla;  // the "vanilla TP" row just before an "async TP" row (the file's pairs)
   const auto data = core::embedded_json(kPublic);
   CostOptions opt;
@@ -124,6 +142,7 @@ void public_rows(const CostConstants& k, const hw::Catalog& catalog, std::vector
   for (const auto& row : data.at("rows")) {
     if (!only_dtype.empty() && row.at("precision").get<std::string>() != only_dtype) continue;
     if (row.at("gpu_type").get<std::string>().find(gpu_contains) == std::string::npos) continue;
+    if (!source_only.empty() && row.at("source").at("name").get<std::string>() != source_only) continue;
     const bool async_tp = is_async_tp(row);
     // Async-TP rows form a dataset of their own (reported separately, `strata validate`).
     const std::string source = row.at("source").at("name").get<std::string>() + (async_tp ? " async-TP" : "");
@@ -136,6 +155,12 @@ void public_rows(const CostConstants& k, const hw::Catalog& catalog, std::vector
                     value_or<std::string>(row, "activation_checkpointing", "-"));
     if (row.at("tp").is_null() || row.at("pp").is_null()) {
       skipped.push_back({source, name, "parallel configuration not published"});
+      continue;
+    }
+    // torchao's rowwise-scaled fp8 GEMMs (a different kernel, slower than bf16 in these rows) are not a strata
+    // precision recipe: strata's fp8 is per-tensor (tensorwise, current or delayed) scaling.
+    if (value_or<std::string>(row, "fp8_recipe", "").find("rowwise") != std::string::npos) {
+      skipped.push_back({source, name, "fp8 rowwise scaling is not modelled (strata's fp8 recipe is per-tensor)"});
       continue;
     }
     const bool tokens = !row.at("tokens_per_s_per_gpu").is_null();

@@ -27,6 +27,7 @@ void check_choice(const cost::LayerChoice& lc, const cost::StageView& v, int sta
   if (lc.tp_order != cost::TpOrder::consecutive) refuse("strided tensor-parallel groups");
   if (lc.overlap_tp) refuse("overlapped tp (Oases)");
   if (lc.recompute == model::Recompute::oases) refuse("recompute=oases");
+  if (lc.recompute == model::Recompute::op) refuse("recompute=op");
 }
 
 }  // namespace

@@ -157,6 +157,7 @@ std::string unsupported_reason(const GptDims& d, const cost::Strategy& s) {
   if (s.tp_overlap && s.recompute == model::Recompute::full)
     return "overlap=on with recompute=full (the executor's overlapped schedule keeps its graphs: use selective)";
   if (s.recompute == model::Recompute::oases) return "recompute=oases (costed and planned, not run: docs/executor.md)";
+  if (s.recompute == model::Recompute::op) return "recompute=op (torchtitan's per-op checkpointing: costed, not run)";
   if (static_cast<int>(s.split.size()) != s.pp * s.virtual_stages) return "the strategy is not complete (split)";
   int total = 0;
   for (int x : s.split) total += x;

@@ -19,6 +19,7 @@
 #include "strata/cost/strategy.hpp"
 #include "strata/exec/profile.hpp"
 #include "strata/exec/run.hpp"
+#include "strata/hw/hardware.hpp"
 #include "strata/model/model.hpp"
 
 namespace strata::cli {
@@ -126,6 +127,12 @@ void run_profile_cmd(const ProfileArgs& a) {
   cli::check_output_path(a.out, "profile: --out");
   if (!a.cluster_out.empty()) cli::check_output_path(a.cluster_out, "profile: --cluster-out");
   const auto m = model::resolve_model(a.model);
+  std::string gpu_type;
+  if (!a.gpu_type.empty()) {
+    gpu_type = core::to_lower(a.gpu_type);
+    // A catalog GPU, or cpu-local (the devices of the --cluster-out file); InputError otherwise.
+    if (gpu_type != "cpu-local") hw::builtin_catalog().gpu(gpu_type, "profile: --gpu-type");
+  }
   exec::ProfileOptions o;
   o.model = exec::gpt_dims_of(m);
   o.tp.clear();
@@ -152,9 +159,11 @@ void run_profile_cmd(const ProfileArgs& a) {
     fmt::print(stderr, "strata: profile failed: {}\n", e.what());
     std::exit(1);
   }
+  // The label (cost/profile: a file-level gpu_type applies to every row without its own).
+  if (!gpu_type.empty()) profile["gpu_type"] = gpu_type;
   write_text(a.out, profile.dump(2) + "\n", "--out");
-  fmt::print("wrote {} ({} layer rows, {} collective rows)\n", a.out, profile["layers"].size(),
-             profile["collectives"].size());
+  fmt::print("wrote {} ({} layer rows, {} collective rows{})\n", a.out, profile["layers"].size(),
+             profile["collectives"].size(), gpu_type.empty() ? "" : ", gpu_type " + gpu_type);
   if (!a.cluster_out.empty()) {
     // Layer times measured with more processes than cores already include the time-sharing: not counted twice.
     const int cores = o.concurrency > usable ? 0 : a.cpu_cores >= 0 ? a.cpu_cores : usable;

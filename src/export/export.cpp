@@ -33,6 +33,8 @@ std::string unexpressible_feature(Engine e, const model::Model& m, const hw::Clu
   // torchtitan's async TP overlap differently (not mapped yet).
   if (s.tp_overlap) return "overlap=on (Oases' two-sub-batch overlapped TP)";
   if (s.recompute == model::Recompute::oases) return "recompute=oases (Oases' cross-pass recompute)";
+  if (s.recompute == model::Recompute::op && e != Engine::torchtitan)
+    return "recompute=op (torchtitan's per-op checkpointing: only the torchtitan export writes it)";
 
   if (s.cp > 1) return "context parallelism (cp > 1: writing it into the engines' configs is not built yet)";
   switch (e) {
@@ -52,6 +54,7 @@ cost::Strategy closest_expressible(Engine e, const model::Model& m, const hw::Cl
   const int v_before = s.virtual_stages;
   s.tp_overlap = false;                                                          // blocking TP
   if (s.recompute == model::Recompute::oases) s.recompute = model::Recompute::full;  // the nearest recompute
+  if (s.recompute == model::Recompute::op && e != Engine::torchtitan) s.recompute = model::Recompute::full;
 
   if (s.cp > 1) {  // the nearest plan without context parallelism: its ranks become data-parallel replicas
     s.dp *= s.cp;

@@ -107,8 +107,12 @@ std::string torchtitan_toml(const model::Model& m, const hw::Cluster& c, const c
     t += fmt::format("pipeline_parallel_microbatch_size = {}\n", s.micro_batch);
     t += "module_fqns_per_model_part = " + fqn_parts(s, static_cast<int>(m.layers.size())) + "\n";
   }
-  t += fmt::format("\n[activation_checkpoint]\nmode = \"{}\"\n", model::to_string(s.recompute));
-  if (s.recompute == model::Recompute::selective) t += "selective_ac_option = \"op\"\n";
+  // recompute=op is torchtitan's own per-op policy (mode selective, option op); strata's selective is written the
+  // same way, the nearest torchtitan policy (under flash attention both keep the attention output).
+  const bool op = s.recompute == model::Recompute::op;
+  t += fmt::format("\n[activation_checkpoint]\nmode = \"{}\"\n",
+                   op ? "selective" : std::string(model::to_string(s.recompute)));
+  if (op || s.recompute == model::Recompute::selective) t += "selective_ac_option = \"op\"\n";
   if (fp8) t += "\n[quantize.linear.float8]\nrecipe_name = \"tensorwise\"\n";
   return t;
 }

@@ -27,10 +27,11 @@ E parse_enum(std::string_view text, const std::string& where, const char* what,
   throw core::InputError(fmt::format("{}: unknown {} '{}' (valid: {})", where, what, text, core::join(valid)));
 }
 
-constexpr std::array<std::pair<const char*, Recompute>, 4> kRecompute{{{"none", Recompute::none},
+constexpr std::array<std::pair<const char*, Recompute>, 5> kRecompute{{{"none", Recompute::none},
                                                                        {"selective", Recompute::selective},
                                                                        {"full", Recompute::full},
-                                                                       {"oases", Recompute::oases}}};
+                                                                       {"oases", Recompute::oases},
+                                                                       {"op", Recompute::op}}};
 constexpr std::array<std::pair<const char*, LayerKind>, 8> kKinds{{{"embedding", LayerKind::embedding},
                                                                    {"transformer", LayerKind::transformer},
                                                                    {"lm_head", LayerKind::lm_head},
@@ -44,8 +45,11 @@ constexpr std::array<std::pair<const char*, Activation>, 3> kActivations{
 constexpr std::array<std::pair<const char*, Norm>, 3> kNorms{
     {{"layernorm", Norm::layernorm}, {"rmsnorm", Norm::rmsnorm}, {"none", Norm::none}}};
 
-constexpr std::array<std::pair<const char*, AttentionKernel>, 2> kAttention{
-    {{"eager", AttentionKernel::eager}, {"flash", AttentionKernel::flash}}};
+constexpr std::array<std::pair<const char*, AttentionKernel>, 4> kAttention{
+    {{"eager", AttentionKernel::eager},
+     {"flash", AttentionKernel::flash},
+     {"flash1", AttentionKernel::flash1},
+     {"cudnn", AttentionKernel::cudnn}}};
 
 template <typename E, std::size_t N>
 std::string_view name_of(E value, const std::array<std::pair<const char*, E>, N>& table) {
@@ -131,9 +135,10 @@ LayerCost layer_cost(const LayerSpec& layer, const LayerQuery& q) {
   const bool tp_block = layer.kind == LayerKind::transformer || layer.kind == LayerKind::encoder ||
                         layer.kind == LayerKind::decoder;
   if (c.rc == Recompute::oases && !tp_block) c.rc = Recompute::full;
+  if (c.rc == Recompute::op && !tp_block) c.rc = Recompute::full;  // per-op SAC exists for transformer blocks
   c.B = q.bytes_per_element;
   c.Bg = q.gemm_input_bytes_per_element > 0 ? q.gemm_input_bytes_per_element : c.B;
-  c.flash = q.attention == AttentionKernel::flash;
+  c.flash = is_fused(q.attention);
   if (q.cp > 1) {  // context parallelism: the rank's seq/cp tokens, attending over the whole sequence
     c.s_keys = c.s;
     c.s /= q.cp;
@@ -161,7 +166,7 @@ bool same_cost_shape(const LayerSpec& a, const LayerSpec& b) {
       a.norm == b.norm && a.tied_embeddings == b.tied_embeddings && a.learned_positions == b.learned_positions &&
       a.bias == b.bias && a.experts == b.experts && a.top_k == b.top_k && a.patch == b.patch &&
       a.channels == b.channels && a.attention_window == b.attention_window && a.dropout == b.dropout &&
-      a.pooled == b.pooled && a.cls_token == b.cls_token && a.pre_norm == b.pre_norm;
+      a.pooled == b.pooled && a.cls_token == b.cls_token && a.pre_norm == b.pre_norm && a.causal == b.causal;
   if (!common) return false;
   // model::layer_cost reads the conv shape only for conv / patch-embedding layers and the generic numbers only for
   // generic layers: skip them for the rest (a 128-block transformer compares 128 times per estimate).

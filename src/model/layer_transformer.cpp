@@ -18,6 +18,7 @@
 //  - Megatron tensor parallelism: 2 all-reduces of b·s·h in forward and 2 in backward per block (one after
 //    attention, one after the MLP); the decoder's cross-attention adds one each way.
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "layer_impl.hpp"
@@ -31,12 +32,29 @@ struct Acc {
   std::vector<Gemm> gemms;
   double score_flops = 0;          // score and value products: what selective recompute re-runs
   double flash_flops = 0;          // the same products inside a fused flash kernel (not re-run by selective)
+  double flash_work_flops = 0;     // what the fused kernel executes (causal: the tiles on and below the diagonal)
   double repl_bytes = 0;           // stored on every tp rank (divided by t only under sp)
   double split_bytes = 0;          // stored per rank, already divided by t
   double score_bytes = 0;          // attention softmax/dropout, per rank (dropped by selective recompute)
   double elementwise_bytes = 0;    // non-GEMM memory traffic, per rank
   int allreduces = 0;              // per direction
+  // Per-op selective checkpointing (Recompute::op, torchtitan): the matmuls it re-runs (every second one in
+  // forward order: wk, wo, then w3 of SwiGLU or fc2 of a GELU MLP) and what it keeps (the other matmuls'
+  // outputs, the attention output and its statistics, the MLP's reduce-scattered output), per rank.
+  double op_recompute_flops = 0;
+  double op_saved_bytes = 0;
 };
+
+// Share of the score/value tiles a causal flash kernel computes: with the keys cut into n = ⌈kv_len/T⌉ tiles
+// of T = 128 per side, the tiles strictly above the diagonal are skipped, n(n+1)/2 of n² remain (FlashAttention-2,
+// Dao 2023, arXiv 2307.08691 §3.1.1 "Causal masking": blocks whose columns all exceed the row indices are
+// skipped, about half of them for long sequences; the 128-wide tile is FA2's and cuDNN's forward block). Under
+// context parallelism Megatron's load-balanced split (2·cp chunks) gives every rank the same share.
+double causal_tile_fraction(double kv_len) {
+  constexpr double kTile = 128;
+  const double n = std::max(1.0, std::ceil(kv_len / kTile));
+  return (n + 1) / (2 * n);
+}
 
 struct Shape {
   double h, a, kv, d, a_r, kv_r;   // hidden, heads, kv heads, head dim, heads and kv heads per tp rank
@@ -83,12 +101,18 @@ void add_attention(Acc& acc, const LayerSpec& l, const Ctx& c, double q_len, dou
   if (c.flash) {
     // Fused kernel: the products' FLOPs count, but they are not GEMMs with an s² output in memory.
     acc.flash_flops += score.flops() + values.flops();
+    const bool masked = l.causal && !cross && span == kv_len;  // windowed attention (Swin) is not causal here
+    acc.flash_work_flops += (score.flops() + values.flops()) * (masked ? causal_tile_fraction(kv_len) : 1.0);
   } else {
     acc.gemms.push_back(score);
     acc.gemms.push_back(values);
     acc.score_flops += score.flops() + values.flops();
   }
   acc.gemms.push_back({b * q_len, sh.h, sh.h / t, 1});
+  // torchtitan's mm order in a block: wq (1), wk (2), wv (3), wo (4): per-op SAC re-runs wk and wo.
+  acc.op_recompute_flops += 2 * b * q_len * sh.h * (sh.kv_r * sh.d) + 2 * b * q_len * (sh.h / t) * sh.h;
+  acc.op_saved_bytes += b * q_len * (sh.h / t + sh.kv_r * sh.d + sh.h / t) * B +  // wq, wv outputs, attention out
+                        (c.flash ? b * sh.a_r * q_len * 4.0 : 0.0);               // flash log-sum-exp
   // Stored activations (Korthikanti accounting, see the file comment).
   const double tokens = b * q_len;
   acc.repl_bytes += tokens * (sh.h * B + sh.h * c.Bg + (l.dropout ? sh.h : 0));  // norm input, QKV input, mask
@@ -129,6 +153,10 @@ void add_mlp(Acc& acc, const LayerSpec& l, const Ctx& c, double len) {
   if (moe) acc.gemms.push_back({tokens, experts, h, 1});
   for (int i = 0; i < static_cast<int>(up); ++i) acc.gemms.push_back({tokens * k, f / t, h, 1});
   acc.gemms.push_back({tokens * k, h, f / t, 1});
+  // mm order continues w1 (5), w3 (6), w2 (7) for SwiGLU (per-op SAC re-runs w3), fc1 (5), fc2 (6) for GELU
+  // (re-runs fc2); kept: w1's or fc1's output and the block output after the reduce-scatter (/t under sp).
+  acc.op_recompute_flops += 2 * tokens * k * h * (f / t);
+  acc.op_saved_bytes += tokens * k * (f / t) * B + tokens * h * B / (c.sp ? t : 1.0);
   // Stored: norm input, fc1 input, dropout mask (replicated); activation input/output (GELU: 2·ffn,
   // SwiGLU: gate, up and their product = 3·ffn) per routed token (split); router probabilities.
   acc.repl_bytes += tokens * (h * B + h * c.Bg + (l.dropout ? h : 0) + (moe ? experts * B : 0));
@@ -156,6 +184,7 @@ LayerCost transformer_cost(const LayerSpec& l, const Ctx& c) {
   lc.fwd_gemms = std::move(acc.gemms);
   finish_flops(lc);
   lc.flash_attention_flops = acc.flash_flops;
+  lc.flash_attention_work_flops = acc.flash_work_flops;
   lc.fwd_flops += acc.flash_flops;  // counted as model FLOPs; backward = 2× forward as for the GEMMs (PTD-P)
   lc.bwd_flops = 2.0 * lc.fwd_flops;
   lc.fwd_elementwise_bytes = acc.elementwise_bytes;
@@ -178,6 +207,10 @@ LayerCost transformer_cost(const LayerSpec& l, const Ctx& c) {
       // (/t under sp); the backward re-runs the whole forward compute but none of its collectives.
       stored = std::min(stored_all, 4.0 * lc.act_boundary_bytes);
       lc.recompute_flops = lc.fwd_flops;
+      break;
+    case Recompute::op:  // torchtitan per-op SAC: the block input and the kept outputs (see Acc)
+      stored = std::min(stored_all, lc.act_boundary_bytes + acc.op_saved_bytes);
+      lc.recompute_flops = acc.op_recompute_flops;
       break;
   }
   lc.act_intermediate_bytes = stored - lc.act_boundary_bytes;

@@ -151,6 +151,7 @@ Model build_transformer(const TransformerConfig& cfg, const std::string& origin)
   block.norm = cfg.norm;
   block.bias = cfg.bias;
   block.dropout = cfg.dropout;
+  block.causal = cfg.causal;
   block.experts = cfg.experts;
   block.top_k = cfg.experts > 0 ? cfg.top_k : 0;
   for (std::int64_t i = 0; i < cfg.layers; ++i) {

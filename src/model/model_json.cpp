@@ -53,7 +53,7 @@ Norm opt_norm(const Json& o, const JsonWhere& w, Norm fallback) {
 
 const std::vector<std::string> kConfigKeys = {
     "name", "family", "description", "layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "seq", "activation",
-    "norm", "tied_embeddings", "learned_positions", "bias", "dropout", "experts", "top_k"};
+    "norm", "tied_embeddings", "learned_positions", "bias", "dropout", "causal", "experts", "top_k"};
 
 Model from_config(const Json& j, const JsonWhere& root, const std::string& default_name) {
   check_keys(j, kConfigKeys, root);
@@ -74,6 +74,7 @@ Model from_config(const Json& j, const JsonWhere& root, const std::string& defau
   c.learned_positions = opt_flag(j, "learned_positions", root, true);
   c.bias = opt_flag(j, "bias", root, true);
   c.dropout = opt_flag(j, "dropout", root, true);
+  c.causal = opt_flag(j, "causal", root, true);
   c.experts = opt_nonneg(j, "experts", root);
   c.top_k = opt_nonneg(j, "top_k", root);
   if (c.experts == 0 && c.top_k > 0) core::fail(root.field("top_k"), "needs experts > 0");
@@ -92,7 +93,7 @@ std::vector<std::string> keys_for(LayerKind k) {
     case LayerKind::transformer:
     case LayerKind::encoder:
     case LayerKind::decoder:
-      add({"hidden", "heads", "kv_heads", "ffn", "activation", "norm", "bias", "dropout", "attention_window",
+      add({"hidden", "heads", "kv_heads", "ffn", "activation", "norm", "bias", "dropout", "causal", "attention_window",
            "experts", "top_k"});
       if (k == LayerKind::decoder) add({"encoder_seq"});
       break;
@@ -131,6 +132,8 @@ void read_block(LayerSpec& l, const Json& o, const JsonWhere& w) {
   }
   l.bias = opt_flag(o, "bias", w, true);
   l.dropout = opt_flag(o, "dropout", w, true);
+  // Default: an encoder block attends both ways; a decoder-only (transformer) block and the T5 decoder are causal.
+  l.causal = opt_flag(o, "causal", w, l.kind != LayerKind::encoder);
   l.attention_window = opt_nonneg(o, "attention_window", w);
   l.experts = opt_nonneg(o, "experts", w);
   l.top_k = opt_nonneg(o, "top_k", w);

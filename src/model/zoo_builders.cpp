@@ -71,6 +71,7 @@ Model build_bert(const std::string& name, std::int64_t layers, std::int64_t hidd
   c.heads = heads;
   c.vocab = 30522;
   c.seq = 512;
+  c.causal = false;  // bidirectional encoder
   Model m = build_transformer(c, "zoo");
   m.layers.back().bias = true;  // the MLM decoder has an output bias (its h×h transform is not modelled)
   return m;
@@ -99,6 +100,7 @@ Model build_t5(const std::string& name, std::int64_t layers_each) {
     l.norm = Norm::rmsnorm;
     l.bias = false;
     if (dec) l.encoder_seq = seq;
+    l.causal = dec == 1;  // the decoder's self-attention is masked; the encoder attends both ways
     for (std::int64_t i = 0; i < layers_each; ++i) {
       l.name = fmt::format("{}.{}", dec ? "decoder" : "encoder", i);
       m.layers.push_back(l);

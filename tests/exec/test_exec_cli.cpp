@@ -112,6 +112,25 @@ TEST(ExecCli, ProfileWritesFilesTheCostModelReads) {
   std::filesystem::remove(cluster);
 }
 
+TEST(ExecCli, ProfileGpuTypeLabelsEveryRow) {
+  const auto prof = tmp("profile_typed.json");
+  const auto r = run("profile --model tiny-gpt --tp 1 --mbs 1 --max-group 0 --repeats 1 --gpu-type H100-SXM --out " +
+                     prof);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("gpu_type h100-sxm"), std::string::npos) << r.out;
+  const auto p = strata::cost::load_profile_file(prof);
+  ASSERT_FALSE(p.layers.empty());
+  for (const auto& l : p.layers) EXPECT_EQ(l.gpu_type, "h100-sxm");
+  // The rows apply to h100-sxm devices only.
+  EXPECT_TRUE(strata::cost::profile_layer_times(p, strata::model::LayerKind::transformer, 64, 32, 1, 1, "h100-sxm").has_value());
+  EXPECT_FALSE(strata::cost::profile_layer_times(p, strata::model::LayerKind::transformer, 64, 32, 1, 1, "a100-80gb").has_value());
+  std::filesystem::remove(prof);
+  const auto bad = run("profile --model tiny-gpt --tp 1 --mbs 1 --max-group 0 --gpu-type h900 --out " + prof);
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--gpu-type"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("h900"), std::string::npos) << bad.out;
+}
+
 }  // namespace
 
 TEST(ExecCli, RunRefusesAModelTheHostCannotHold) {

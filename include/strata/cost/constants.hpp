@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "strata/hw/hardware.hpp"
+#include "strata/model/layer.hpp"
 
 namespace strata::cost {
 
@@ -31,6 +32,10 @@ struct CostConstants {
   // Achievable fraction of peak of a fused flash-attention kernel (forward and backward alike), its own
   // size-independent value instead of the GEMM curve (docs/cost-model.md §Attention kernel).
   double flash_attention_efficiency = 0.5;
+  // The same for FlashAttention v1 (attention=flash1) and cuDNN fused attention (attention=cudnn), both
+  // fitted (data/cost_constants.json).
+  double flash1_attention_efficiency = 0.25;
+  double cudnn_attention_efficiency = 0.5;
   // Achievable fraction of HBM bandwidth for element-wise kernels (norms, softmax, activations, dropout).
   double memory_bw_efficiency = 0.7;
   // Achievable fraction of link bandwidth for collectives inside a node / across nodes.
@@ -76,6 +81,7 @@ double gemm_efficiency(const CostConstants& c, double flops, hw::Dtype dtype);
 double gpu_compute_factor(const CostConstants& c, std::string_view gpu_name);
 // Time of a fused flash-attention core of `flops` (score + value products) on a GPU of `peak_flops`:
 // flops / (peak · flash_attention_efficiency); 0 when flops = 0.
-double flash_attention_time(const CostConstants& c, double flops, double peak_flops);
+// Time of a fused attention kernel executing `flops` at `peak_flops` with the kernel's efficiency.
+double flash_attention_time(const CostConstants& c, model::AttentionKernel kernel, double flops, double peak_flops);
 
 }  // namespace strata::cost

@@ -127,6 +127,8 @@ Strategy complete_strategy(Strategy s, const model::Model& m, const hw::Cluster&
 // (FlashAttention 2 needs Ampere/Hopper-class GPUs (sm80+) or AMD MI200+; all of them, and only they in the
 // catalog, list bf16), eager elsewhere (V100, T4, CPU). docs/strategy.md.
 model::AttentionKernel attention_kernel_for(const Strategy& s, const hw::GpuSpec& gpu);
+// Why `kernel` cannot run on `gpu` (one line for the validity error), or "" when it can.
+std::string attention_unsupported(model::AttentionKernel kernel, const hw::GpuSpec& gpu);
 
 // True for the uniform form (one dp and tp for every stage, every device, no per-layer choices): all that the
 // cost model, planner, simulator and executor handle today.

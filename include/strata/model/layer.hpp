@@ -13,7 +13,10 @@ namespace strata::model {
 // oases: Oases' fine-grained recomputation (seed_002 §3.4, notes_002 §3.4): checkpoints right after each TP
 // all-reduce (its output and the residual), so the backward re-runs the whole forward compute but no collective;
 // stores 4 [s, b, h] tensors per transformer block. Blocks without TP collectives treat it as full.
-enum class Recompute { none, selective, full, oases };
+// op: torchtitan's per-op selective activation checkpointing ("selective", selective_ac_option "op"): inside a
+// block it keeps the outputs of the matmuls except every second one, of the attention kernel and of the
+// reduce-scatters; every other op (norms, activations, the even matmuls, the all-gathers) re-runs in backward.
+enum class Recompute { none, selective, full, oases, op };
 std::string_view to_string(Recompute r);
 Recompute parse_recompute(std::string_view text, const std::string& where);  // InputError otherwise
 
@@ -21,7 +24,11 @@ Recompute parse_recompute(std::string_view text, const std::string& where);  // 
 // softmax probabilities (and the dropout mask) of every head to memory and keeps them for backward (Korthikanti's
 // 5as/h term). flash: a fused FlashAttention-style kernel that keeps only Q, K, V, the output and the per-row
 // softmax statistics; the s² scores never reach memory (Dao et al. 2022, 2023).
-enum class AttentionKernel { eager, flash };
+// The fused kernels differ only in speed (cost/constants: one efficiency each): flash = FlashAttention-2
+// (Dao 2023; PyTorch SDPA's flash backend), flash1 = FlashAttention v1 (Dao et al. 2022), cudnn = cuDNN's
+// fused attention as TransformerEngine runs it (Megatron-core, NeMo). Their memory is the same.
+enum class AttentionKernel { eager, flash, flash1, cudnn };
+inline bool is_fused(AttentionKernel k) { return k != AttentionKernel::eager; }
 std::string_view to_string(AttentionKernel k);
 AttentionKernel parse_attention_kernel(std::string_view text, const std::string& where);  // InputError otherwise
 
@@ -98,6 +105,10 @@ struct LayerSpec {
   bool pooled = false;                   // lm_head: classifier on one token per sample (CLS / average pool)
   bool cls_token = false;                // patch embedding: one extra learned [CLS] token (counted in seq)
   bool pre_norm = false;                 // patch embedding: LayerNorm over the patch input (Swin patch merging)
+  // Self-attention masked to earlier positions (decoder-only LMs, the T5 decoder). A fused flash kernel skips
+  // the score tiles above the diagonal (LayerCost::flash_attention_work_flops); the model FLOPs still count the
+  // full s² products (the Megatron/NeMo/llm-foundry MFU convention). Eager attention computes the full matrix.
+  bool causal = false;
 };
 
 // One GEMM: (m×k)·(k×n), repeated `count` times (e.g. batched attention products). FLOPs = 2·m·n·k·count.
@@ -132,6 +143,9 @@ struct LayerCost {
   // Under the flash kernel: forward FLOPs of the fused attention core (score and value products of one tp rank),
   // counted in fwd_flops but not listed in fwd_gemms (the kernel is not a pair of GEMMs with an s² output).
   double flash_attention_flops = 0;
+  // The FLOPs the fused kernel executes: flash_attention_flops less the score tiles a causal mask skips
+  // (model/layer_transformer.cpp, causal_tile_fraction); = flash_attention_flops for non-causal attention.
+  double flash_attention_work_flops = 0;
   double fwd_elementwise_bytes = 0;      // memory traffic of non-GEMM ops (norms, softmax, activations), one rank
   double act_boundary_bytes = 0;         // stored layer input, one tp rank
   double act_intermediate_bytes = 0;     // other stored activations, one tp rank, under the recompute mode

@@ -39,6 +39,7 @@ struct TransformerConfig {
   bool learned_positions = true;
   bool bias = true;
   bool dropout = true;
+  bool causal = true;               // causal self-attention (decoder-only LM); false for BERT-style encoders
   std::int64_t experts = 0, top_k = 0;  // MoE MLP in every block when experts > 0
 };
 // Upper bound on the layers of one model (a typo in `layers`/`repeat` must not allocate gigabytes).
