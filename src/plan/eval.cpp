@@ -63,6 +63,7 @@ DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp,
   u.placement = std::move(placement);
   u.stage_devices = StageDevices{u.placement.get(), dp * cp * tp, pp};  // a stage: its dp·cp·tp ranks
   u.cuts = std::make_shared<CutCache>();
+  u.splits = std::make_shared<SplitMemo>();
   std::vector<int> built;  // stages whose context was built (the twins' references)
   for (int st = 0; st < pp; ++st) {
     const std::span<const int> devs = u.stage_devices[st];
@@ -349,7 +350,8 @@ EvalResult evaluate(const model::Model& m, const hw::Cluster& c, const LayerInde
   } else {
     const ClassCosts cc = shape_costs ? cached_class_costs(u, s, *shape_costs) : class_costs(m, li, u, s);
     const SplitProblem prob = build_split_problem(m, c, li, u, s, cc, opt);
-    const SplitResult sr = solve_split(prob);
+    // (The reference path solves every problem itself, so it stays an independent check of the memo.)
+    const SplitResult sr = reference || !u.splits ? solve_split(prob) : solve_split(prob, *u.splits);
     r.split_solved = true;
     r.bounds_tried = sr.bounds_tried;
     if (!sr.feasible) {

@@ -52,6 +52,8 @@ struct DegreeUnit {
   std::vector<int> stage_class;                 // [stage]
   // p2p times of cuts, memoised per (stage pair, sp, bytes): p2p_time scans the stage's devices.
   std::shared_ptr<struct CutCache> cuts;
+  // Exact splits memoised per problem content (configurations of this unit that build the same problem).
+  std::shared_ptr<SplitMemo> splits;
 };
 struct CutCache {
   std::mutex mu;

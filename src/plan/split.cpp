@@ -23,60 +23,73 @@ using i64 = std::int64_t;
 i64 add_sat(i64 a, i64 b) { return (a >= kInfinitePs || b >= kInfinitePs) ? kInfinitePs : std::min(a + b, kInfinitePs); }
 
 struct Workspace {
-  std::vector<std::vector<i64>> h;  // p × (L+1)
-  std::vector<int> dq;              // deque storage (indices)
+  std::vector<i64> h;        // p × (L+1), row-major: h[j·(L+1) + a]
+  std::vector<i64> g;        // one stage's window values g(b), b in [1, L]
+  std::vector<int> dq;       // deque storage (indices)
+  std::vector<int> classes;  // the classes that some stage uses, in first-use order (next_candidate)
+  i64* row(int j, int L) { return h.data() + static_cast<std::size_t>(j) * (L + 1); }
+  const i64* row(int j, int L) const { return h.data() + static_cast<std::size_t>(j) * (L + 1); }
 };
 
 const std::vector<i64>& prefix(const SplitProblem& p, int stage) { return p.time_prefix[p.stage_class[stage]]; }
 
 i64 cut_cost(const SplitProblem& p, int stage, int b) { return p.cut.empty() ? 0 : p.cut[stage][b]; }
 
-// Suffix DP for bound B; returns h[0][0] (kInfinitePs when infeasible). Fills ws.h.
+// Suffix DP for bound B; returns h[0][0] (kInfinitePs when infeasible). Fills ws.h. Stage j starts at a ≥ j
+// (every earlier stage holds a layer), so h[j][a < j] is never read and stays infinite; the window values g(b)
+// are computed once per stage.
 i64 solve_bound(const SplitProblem& p, i64 bound, Workspace& ws) {
   const int L = p.layers, P = p.stages();
   const i64 w = p.weight_sum;
-  ws.h.assign(P, std::vector<i64>(L + 1, kInfinitePs));
+  ws.h.assign(static_cast<std::size_t>(P) * (L + 1), kInfinitePs);
   // Last stage: layers [a, L).
   {
     const auto& pre = prefix(p, P - 1);
-    for (int a = p.min_start[P - 1][L]; a < L; ++a) {
+    i64* last = ws.row(P - 1, L);
+    for (int a = std::max(p.min_start[P - 1][L], P - 1); a < L; ++a) {
       const i64 t = pre[L] - pre[a];
-      if (t <= bound) ws.h[P - 1][a] = w * t;
+      if (t <= bound) last[a] = w * t;
     }
   }
-  std::vector<int>& dq = ws.dq;
+  ws.g.resize(static_cast<std::size_t>(L + 1));
+  ws.dq.resize(static_cast<std::size_t>(L + 2));
+  i64* gv = ws.g.data();
+  int* dq = ws.dq.data();
   for (int j = P - 2; j >= 0; --j) {
-    const auto& pre = prefix(p, j);
-    const auto& next = ws.h[j + 1];
-    const auto& ms = p.min_start[j];
+    const i64* pre = prefix(p, j).data();
+    const i64* next = ws.row(j + 1, L);
+    i64* cur = ws.row(j, L);
+    const int* ms = p.min_start[j].data();
+    const i64* cut = p.cut.empty() ? nullptr : p.cut[j].data();
     const int last_end = L - (P - 1 - j);  // leave one layer for every later stage
-    auto g = [&](int b) -> i64 {
-      if (next[b] >= kInfinitePs) return kInfinitePs;
-      const i64 e = cut_cost(p, j, b);
-      if (p.cuts_in_max && e > bound) return kInfinitePs;
-      return add_sat(w * (pre[b] + e), next[b]);
-    };
-    dq.assign(static_cast<std::size_t>(L + 2), 0);
+    for (int b = j + 1; b <= last_end; ++b) {
+      i64 v = kInfinitePs;
+      if (next[b] < kInfinitePs) {
+        const i64 e = cut ? cut[b] : 0;
+        if (!(p.cuts_in_max && e > bound)) v = add_sat(w * (pre[b] + e), next[b]);
+      }
+      gv[b] = v;
+    }
     int head = 0, tail = 0;  // dq[head, tail)
-    int pushed = 0;          // all b ≤ pushed are in (or were evicted from) the deque
-    for (int a = 0; a < last_end; ++a) {
+    int pushed = j;          // all b ≤ pushed are in (or were evicted from) the deque
+    for (int a = j; a < last_end; ++a) {
       // hi(a): extend while the range [a, b+1) stays within the bound, the memory and last_end.
       int hi = pushed;
       while (hi + 1 <= last_end && pre[hi + 1] - pre[a] <= bound && ms[hi + 1] <= a) ++hi;
       for (int b = pushed + 1; b <= hi; ++b) {
-        const i64 gb = g(b);
-        while (tail > head && g(dq[tail - 1]) >= gb) --tail;
+        const i64 gb = gv[b];
+        while (tail > head && gv[dq[tail - 1]] >= gb) --tail;
         dq[tail++] = b;
       }
       pushed = std::max(pushed, hi);
       while (tail > head && dq[head] <= a) ++head;
       if (tail > head) {
-        const i64 best = g(dq[head]);
-        if (best < kInfinitePs) ws.h[j][a] = best - w * pre[a];
+        const i64 best = gv[dq[head]];
+        if (best < kInfinitePs) cur[a] = best - w * pre[a];
       }
     }
   }
-  return ws.h[0][0];
+  return ws.h[0];
 }
 
 // Lexicographically smallest split attaining h[0][0] under `bound` (ws.h filled by solve_bound).
@@ -84,16 +97,18 @@ std::vector<int> reconstruct(const SplitProblem& p, i64 bound, const Workspace& 
   const int L = p.layers, P = p.stages();
   const i64 w = p.weight_sum;
   std::vector<int> sizes;
+  sizes.reserve(static_cast<std::size_t>(P));
   int a = 0;
   for (int j = 0; j + 1 < P; ++j) {
     const auto& pre = prefix(p, j);
-    const i64 target = ws.h[j][a];
+    const i64 target = ws.row(j, L)[a];
+    const i64* next_row = ws.row(j + 1, L);
     const int last_end = L - (P - 1 - j);
     int chosen = -1;
     for (int b = a + 1; b <= last_end; ++b) {
       if (pre[b] - pre[a] > bound) break;
       if (p.min_start[j][b] > a) break;
-      const i64 next = ws.h[j + 1][b];
+      const i64 next = next_row[b];
       if (next >= kInfinitePs) continue;
       const i64 e = cut_cost(p, j, b);
       if (p.cuts_in_max && e > bound) continue;
@@ -109,16 +124,19 @@ std::vector<int> reconstruct(const SplitProblem& p, i64 bound, const Workspace& 
   return sizes;
 }
 
+// The classes used by some stage, each once (next_candidate scans each class's ranges once).
+void used_classes(const SplitProblem& p, Workspace& ws) {
+  ws.classes.clear();
+  for (int k : p.stage_class)
+    if (std::find(ws.classes.begin(), ws.classes.end(), k) == ws.classes.end()) ws.classes.push_back(k);
+}
+
 // Smallest candidate value of the max term strictly greater than `bound` (kInfinitePs when none).
-i64 next_candidate(const SplitProblem& p, i64 bound) {
+i64 next_candidate(const SplitProblem& p, i64 bound, const Workspace& ws) {
   const int L = p.layers;
   i64 best = kInfinitePs;
-  std::vector<char> seen(p.time_prefix.size(), 0);
-  for (int j = 0; j < p.stages(); ++j) {
-    const int k = p.stage_class[j];
-    if (seen[k]) continue;
-    seen[k] = 1;
-    const auto& pre = p.time_prefix[k];
+  for (int k : ws.classes) {
+    const i64* pre = p.time_prefix[k].data();
     int b = 0;
     for (int a = 0; a < L; ++a) {
       if (b <= a) b = a + 1;
@@ -182,6 +200,7 @@ SplitResult solve_split(const SplitProblem& p) {
   const int P = p.stages();
   if (P < 1 || p.layers < P) return none;
   Workspace ws;
+  used_classes(p, ws);
   auto run = [&](i64 bound) -> SplitResult {
     if (solve_bound(p, bound, ws) >= kInfinitePs) return none;
     return evaluate_split(p, reconstruct(p, bound, ws));
@@ -210,7 +229,7 @@ SplitResult solve_split(const SplitProblem& p) {
   // hi feasible, B_min in (lo, hi].
   while (hi - lo > 1) {
     const i64 mid = lo + (hi - lo) / 2;
-    const i64 c = next_candidate(p, mid - 1);  // smallest candidate >= mid
+    const i64 c = next_candidate(p, mid - 1, ws);  // smallest candidate >= mid
     ++tried;
     if (c >= hi) {
       // No candidate in [mid, hi): B_min is hi unless one in (lo, mid) is feasible.
@@ -229,7 +248,7 @@ SplitResult solve_split(const SplitProblem& p) {
     f_inf = solve_bound(p, kInfinitePs - 1, ws);
     ++tried;
   }
-  for (i64 bound = next_candidate(p, hi); bound < kInfinitePs; bound = next_candidate(p, bound)) {
+  for (i64 bound = next_candidate(p, hi, ws); bound < kInfinitePs; bound = next_candidate(p, bound, ws)) {
     if (static_cast<SplitObjective>(p.weight_max) * bound + f_inf > best.objective) break;
     ++tried;
     const i64 f = solve_bound(p, bound, ws);
@@ -239,6 +258,47 @@ SplitResult solve_split(const SplitProblem& p) {
   }
   best.bounds_tried = tried;
   return best;
+}
+
+namespace {
+// Every field of the problem, each vector preceded by its size, so equal keys mean equal problems.
+std::vector<i64> memo_key(const SplitProblem& p) {
+  std::vector<i64> k;
+  std::size_t n = 8 + p.stage_class.size();
+  for (const auto& r : p.time_prefix) n += 1 + r.size();
+  for (const auto& r : p.min_start) n += 1 + r.size();
+  for (const auto& r : p.cut) n += 1 + r.size();
+  k.reserve(n);
+  k.insert(k.end(), {p.layers, p.weight_max, p.weight_sum, p.cuts_in_max ? 1 : 0,
+                     static_cast<i64>(p.stage_class.size()), static_cast<i64>(p.time_prefix.size()),
+                     static_cast<i64>(p.min_start.size()), static_cast<i64>(p.cut.size())});
+  k.insert(k.end(), p.stage_class.begin(), p.stage_class.end());
+  for (const auto& r : p.time_prefix) {
+    k.push_back(static_cast<i64>(r.size()));
+    k.insert(k.end(), r.begin(), r.end());
+  }
+  for (const auto& r : p.min_start) {
+    k.push_back(static_cast<i64>(r.size()));
+    k.insert(k.end(), r.begin(), r.end());
+  }
+  for (const auto& r : p.cut) {
+    k.push_back(static_cast<i64>(r.size()));
+    k.insert(k.end(), r.begin(), r.end());
+  }
+  return k;
+}
+}  // namespace
+
+SplitResult solve_split(const SplitProblem& p, SplitMemo& memo) {
+  std::vector<i64> key = memo_key(p);
+  {
+    std::lock_guard<std::mutex> lock(memo.mu);
+    if (auto it = memo.results.find(key); it != memo.results.end()) return it->second;
+  }
+  SplitResult r = solve_split(p);
+  std::lock_guard<std::mutex> lock(memo.mu);
+  memo.results.emplace(std::move(key), r);
+  return r;
 }
 
 SplitResult brute_force_split(const SplitProblem& p) {

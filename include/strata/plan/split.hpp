@@ -12,6 +12,8 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <vector>
 
 namespace strata::plan {
@@ -49,6 +51,15 @@ struct SplitResult {
 // Exact optimum; ties broken by the lexicographically smallest `sizes`. O(p·L) per candidate bound, bounds swept
 // in increasing order from the min-max bottleneck and stopped by the lower bound weight_max·B + weight_sum·F(∞).
 SplitResult solve_split(const SplitProblem& p);
+
+// Memo of solve_split by the problem's content (the planner meets one problem under several configurations, e.g.
+// ZeRO 0/1/2 when memory does not bind them apart). Thread-safe; the memoised overload returns exactly what
+// solve_split returned for an identical problem (bounds_tried included).
+struct SplitMemo {
+  std::mutex mu;
+  std::map<std::vector<std::int64_t>, SplitResult> results;  // key: every field of the problem, flattened
+};
+SplitResult solve_split(const SplitProblem& p, SplitMemo& memo);
 
 // Objective of a given split (sizes) under the problem, or nullopt-like infeasible result (feasible = false).
 SplitResult evaluate_split(const SplitProblem& p, const std::vector<int>& sizes);
