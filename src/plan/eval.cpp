@@ -263,7 +263,7 @@ SplitProblem build_split_problem(const model::Model& m, const hw::Cluster& c, co
     const int k = u.stage_class[j];
     const Prefix& x = pre[k];
     const cost::StageContext& ctx = cc.ctx[k];
-    p.min_start.push_back(min_start_from_predicate(L, [&](int a, int b) {
+    const auto fits = [&](int a, int b) {
       cost::StageSums sums;
       sums.fwd_s = x.fwd[b] - x.fwd[a];
       sums.bwd_s = x.bwd[b] - x.bwd[a];
@@ -278,7 +278,14 @@ SplitProblem build_split_problem(const model::Model& m, const hw::Cluster& c, co
       sums.max_recomputed_bytes = recomputed_max.empty() ? 0.0 : recomputed_max[k].query(a, b, level);
       sums.holds_embedding = x.emb[b] - x.emb[a] > 0;
       return cost::stage_memory(ctx, j, sums).total_bytes() <= ctx.memory_usable_bytes;
-    }));
+    };
+    // Exact shortcut: the memory of [0, b) is non-decreasing in b (sums of non-negative bytes, range maxima and
+    // constants) when the tied copy, which only ranges without an embedding count, is the same for every [0, b)
+    // (layer 0 is an embedding, or no layer has a tied copy). Then fits(0, L) implies fits(0, b) for every b and
+    // the two-pointer row would be all zeros: one stage_memory call instead of L.
+    const bool prefix_monotone = x.emb[1] > 0 || x.shared[L] == 0;
+    if (L > 0 && prefix_monotone && fits(0, L)) p.min_start.emplace_back(L + 1, 0);
+    else p.min_start.push_back(min_start_from_predicate(L, fits));
   }
   // Cut costs: p2p of the output of layer b−1 between stages j and j+1 (cached per distinct shape).
   p.cut.assign(std::max(0, P - 1), std::vector<std::int64_t>(L + 1, 0));
