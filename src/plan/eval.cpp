@@ -126,6 +126,43 @@ ClassCosts class_costs(const model::Model& m, const LayerIndex& li, const Degree
   return cc;
 }
 
+std::size_t LayerCostMemo::Hash::operator()(const std::vector<double>& key) const {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the values' bit patterns
+  for (double v : key) h = (h ^ std::bit_cast<std::uint64_t>(v)) * 1099511628211ull;
+  return static_cast<std::size_t>(h ^ (h >> 29));
+}
+
+ClassCosts class_costs(const model::Model& m, const LayerIndex& li, const DegreeUnit& u, const cost::Strategy& s,
+                       LayerCostMemo& memo) {
+  ClassCosts cc;
+  cc.ctx = u.class_ctx;
+  for (auto& x : cc.ctx) x.strategy = &s;
+  cc.shape.resize(cc.ctx.size());
+  for (std::size_t k = 0; k < cc.ctx.size(); ++k) {
+    // Every number layer_stage_cost reads: the context's (ctx_key) and the strategy's (no placement or split).
+    std::vector<double> key;
+    key.reserve(32);
+    std::apply([&](auto... f) { (key.push_back(static_cast<double>(f)), ...); }, ctx_key(cc.ctx[k]));
+    for (double f : {double(s.dp), double(s.tp), double(s.pp), double(s.cp), double(s.global_batch),
+                     double(static_cast<int>(s.dtype)), double(s.micro_batch), double(static_cast<int>(s.recompute)),
+                     double(s.sequence_parallel), double(s.zero_stage), double(s.tp_overlap),
+                     double(static_cast<int>(s.schedule)), double(s.virtual_stages)})
+      key.push_back(f);
+    {
+      std::lock_guard<std::mutex> lock(memo.mu);
+      if (auto it = memo.rows.find(key); it != memo.rows.end()) {
+        cc.shape[k] = it->second;
+        continue;
+      }
+    }
+    for (int rep : li.representative)
+      cc.shape[k].push_back(cost::layer_stage_cost(m, m.layers[rep], cc.ctx[k], s.recompute));
+    std::lock_guard<std::mutex> lock(memo.mu);
+    memo.rows.emplace(std::move(key), cc.shape[k]);
+  }
+  return cc;
+}
+
 namespace {
 ClassCosts cached_class_costs(const DegreeUnit& u, const cost::Strategy& s,
                               const std::vector<std::vector<cost::LayerStageCost>>& shape) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <tuple>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,18 @@ struct ClassCosts {
   std::vector<std::vector<cost::LayerStageCost>> shape; // [class][shape]
 };
 ClassCosts class_costs(const model::Model& m, const LayerIndex& li, const DegreeUnit& u, const cost::Strategy& s);
+// The same memoised across the units of one search: a class whose context numbers (the ones layer costs read,
+// devices excluded) and whose strategy's degrees and knobs equal an earlier class's costs every layer identically
+// (e.g. the same stage hardware under two placements of one (dp, tp, pp)), so its row is copied, not recomputed.
+struct LayerCostMemo {
+  struct Hash {
+    std::size_t operator()(const std::vector<double>& key) const;
+  };
+  std::mutex mu;
+  std::unordered_map<std::vector<double>, std::vector<cost::LayerStageCost>, Hash> rows;  // context + strategy
+};
+ClassCosts class_costs(const model::Model& m, const LayerIndex& li, const DegreeUnit& u, const cost::Strategy& s,
+                       LayerCostMemo& memo);
 
 // Σ over layers of the cheapest class's fwd+bwd time (a lower bound on Σ_i t_i of any split and placement of
 // this unit's classes).
