@@ -27,6 +27,8 @@ struct Workspace {
   std::vector<i64> g;        // one stage's window values g(b), b in [1, L]
   std::vector<int> dq;       // deque storage (indices)
   std::vector<int> classes;  // the classes that some stage uses, in first-use order (next_candidate)
+  std::vector<char> reach, reach_next;  // reachable(): stage starts reached by the previous stages
+  bool exact_reach = false;             // no_saturation(p): reachable() decides feasibility
   i64* row(int j, int L) { return h.data() + static_cast<std::size_t>(j) * (L + 1); }
   const i64* row(int j, int L) const { return h.data() + static_cast<std::size_t>(j) * (L + 1); }
 };
@@ -90,6 +92,62 @@ i64 solve_bound(const SplitProblem& p, i64 bound, Workspace& ws) {
     }
   }
   return ws.h[0];
+}
+
+// Whether solve_bound(p, bound) is finite, by forward reachability instead of the DP values: reach[a] says layers
+// [0, a) fill stages 0..j−1. The windows (a, hi_j(a)] are those of solve_bound (the same carried pointer), so the
+// answer is the same whenever no sum saturates at kInfinitePs (no_saturation below). O(p·L), cheaper per stage
+// and stopping at the first stage that no start reaches; used where the binary search needs only feasibility.
+bool reachable(const SplitProblem& p, i64 bound, Workspace& ws) {
+  const int L = p.layers, P = p.stages();
+  ws.reach.assign(static_cast<std::size_t>(L + 1), 0);
+  ws.reach_next.assign(static_cast<std::size_t>(L + 1), 0);
+  ws.reach[0] = 1;
+  for (int j = 0; j + 1 < P; ++j) {
+    const i64* pre = prefix(p, j).data();
+    const int* ms = p.min_start[j].data();
+    const i64* cut = p.cut.empty() ? nullptr : p.cut[j].data();
+    const char* cur = ws.reach.data();
+    char* nxt = ws.reach_next.data();
+    std::fill(nxt, nxt + L + 1, 0);
+    const int last_end = L - (P - 1 - j);
+    bool any = false;
+    int hi = j, covered = j;  // ends b <= covered are already marked
+    for (int a = j; a < last_end; ++a) {
+      while (hi + 1 <= last_end && pre[hi + 1] - pre[a] <= bound && ms[hi + 1] <= a) ++hi;
+      if (!cur[a]) continue;
+      for (int b = std::max(covered, a) + 1; b <= hi; ++b) {
+        const i64 e = cut ? cut[b] : 0;
+        if (!(p.cuts_in_max && e > bound)) nxt[b] = 1, any = true;
+      }
+      covered = std::max(covered, hi);
+    }
+    if (!any) return false;
+    ws.reach.swap(ws.reach_next);
+  }
+  const i64* pre = prefix(p, P - 1).data();
+  for (int a = std::max(p.min_start[P - 1][L], P - 1); a < L; ++a)
+    if (ws.reach[a] && pre[L] - pre[a] <= bound) return true;
+  return false;
+}
+
+// True when no DP value of solve_bound can reach kInfinitePs: every g(b) is at most w·(p+1)·(max P_k[L] + max e),
+// and the times and cut costs are non-negative. Then reachable() == (solve_bound() < kInfinitePs).
+bool no_saturation(const SplitProblem& p) {
+  if (p.weight_sum < 0) return false;
+  i64 max_pre = 0, max_cut = 0;
+  for (const auto& pre : p.time_prefix) {
+    if (pre.empty() || pre[0] < 0) return false;
+    max_pre = std::max(max_pre, pre.back());
+  }
+  for (const auto& row : p.cut)
+    for (i64 e : row) {
+      if (e < 0) return false;
+      max_cut = std::max(max_cut, e);
+    }
+  const SplitObjective worst = static_cast<SplitObjective>(std::max<i64>(1, p.weight_sum)) * (p.stages() + 1) *
+                               (static_cast<SplitObjective>(max_pre) + max_cut);
+  return worst < kInfinitePs;
 }
 
 // Lexicographically smallest split attaining h[0][0] under `bound` (ws.h filled by solve_bound).
@@ -201,6 +259,11 @@ SplitResult solve_split(const SplitProblem& p) {
   if (P < 1 || p.layers < P) return none;
   Workspace ws;
   used_classes(p, ws);
+  ws.exact_reach = no_saturation(p);
+  // Feasibility of a bound (the binary search needs no DP values).
+  auto feasible = [&](i64 bound) {
+    return ws.exact_reach ? reachable(p, bound, ws) : solve_bound(p, bound, ws) < kInfinitePs;
+  };
   auto run = [&](i64 bound) -> SplitResult {
     if (solve_bound(p, bound, ws) >= kInfinitePs) return none;
     return evaluate_split(p, reconstruct(p, bound, ws));
@@ -217,7 +280,7 @@ SplitResult solve_split(const SplitProblem& p) {
     for (const auto& row : p.cut)
       for (int b = 1; b < p.layers; ++b) hi = std::max(hi, row[b]);
   int tried = 1;
-  if (solve_bound(p, hi, ws) >= kInfinitePs) return none;  // memory makes every split infeasible
+  if (!feasible(hi)) return none;  // memory makes every split infeasible
   // lo: infeasible. Every layer sits on some stage, so max ≥ the cheapest class's time of any single layer.
   i64 lo = -1;
   for (int i = 0; i < p.layers; ++i) {
@@ -233,8 +296,8 @@ SplitResult solve_split(const SplitProblem& p) {
     ++tried;
     if (c >= hi) {
       // No candidate in [mid, hi): B_min is hi unless one in (lo, mid) is feasible.
-      if (solve_bound(p, mid - 1, ws) < kInfinitePs) hi = mid - 1; else lo = hi - 1;
-    } else if (solve_bound(p, c, ws) < kInfinitePs) {
+      if (feasible(mid - 1)) hi = mid - 1; else lo = hi - 1;
+    } else if (feasible(c)) {
       hi = c;
     } else {
       lo = c;
@@ -288,6 +351,19 @@ std::vector<i64> memo_key(const SplitProblem& p) {
   return k;
 }
 }  // namespace
+
+std::int64_t bound_objective(const SplitProblem& p, std::int64_t bound) {
+  if (p.stages() < 1 || p.layers < p.stages()) return kInfinitePs;
+  Workspace ws;
+  return solve_bound(p, bound, ws);
+}
+
+int bound_feasible(const SplitProblem& p, std::int64_t bound) {
+  if (p.stages() < 1 || p.layers < p.stages()) return 0;
+  Workspace ws;
+  if (!no_saturation(p)) return -1;
+  return reachable(p, bound, ws) ? 1 : 0;
+}
 
 SplitResult solve_split(const SplitProblem& p, SplitMemo& memo) {
   std::vector<i64> key = memo_key(p);

@@ -61,6 +61,12 @@ struct SplitMemo {
 };
 SplitResult solve_split(const SplitProblem& p, SplitMemo& memo);
 
+// The pieces of solve_split, for tests: F(bound) = min weight_sum·(Σt + Σe) over splits with every t_j (and e_j
+// when cuts_in_max) ≤ bound (kInfinitePs when none), and the feasibility test the binary search for B_min uses
+// instead (1 feasible, 0 not, −1 when it does not apply and solve_split falls back to F(bound) < kInfinitePs).
+std::int64_t bound_objective(const SplitProblem& p, std::int64_t bound);
+int bound_feasible(const SplitProblem& p, std::int64_t bound);
+
 // Objective of a given split (sizes) under the problem, or nullopt-like infeasible result (feasible = false).
 SplitResult evaluate_split(const SplitProblem& p, const std::vector<int>& sizes);
 
