@@ -236,16 +236,21 @@ double lower_bound_s(double w, int pp, std::int64_t m, const ScheduleChoice& sc)
 
 namespace {
 
-// Range maximum by a sparse table (the ZeRO-3 gather buffer is the largest layer of a stage).
+// Range maximum by a sparse table (the ZeRO-3 gather buffer is the largest layer of a stage). build() reuses the
+// storage of an earlier table.
 struct RangeMax {
   std::vector<std::vector<double>> t;
-  explicit RangeMax(const std::vector<double>& v) {
-    t.push_back(v);
-    for (std::size_t w = 1; 2 * w <= v.size(); w *= 2) {
-      const auto& prev = t.back();
-      std::vector<double> next(v.size() - 2 * w + 1);
+  void build(const std::vector<double>& v) {
+    std::size_t levels = 1;
+    for (std::size_t w = 1; 2 * w <= v.size(); w *= 2) ++levels;
+    t.resize(levels);
+    t[0].assign(v.begin(), v.end());
+    std::size_t l = 1;
+    for (std::size_t w = 1; 2 * w <= v.size(); w *= 2, ++l) {
+      const auto& prev = t[l - 1];
+      auto& next = t[l];
+      next.resize(v.size() - 2 * w + 1);
       for (std::size_t i = 0; i < next.size(); ++i) next[i] = std::max(prev[i], prev[i + w]);
-      t.push_back(std::move(next));
     }
   }
   // The table level of a range of `len` ≥ 1 elements: floor(log2 len) (shared by queries of one range).
@@ -253,6 +258,18 @@ struct RangeMax {
   double query(int a, int b, int k) const {  // max over [a, b), b > a, k = level(b − a)
     return std::max(t[k][a], t[k][b - (1 << k)]);
   }
+};
+
+// Per-class prefix sums of the additive StageSums fields.
+struct Prefix {
+  std::vector<double> fwd, bwd, w, g, o, act, params, shared, unsharded, recomputed;
+  std::vector<int> emb;
+  RangeMax unsharded_max, recomputed_max;
+};
+// Storage of build_split_problem kept across calls of one thread (capacities reused, no per-call allocation).
+struct BuildScratch {
+  std::vector<Prefix> pre;
+  std::vector<std::int64_t> by_shape;
 };
 
 }  // namespace
@@ -264,17 +281,16 @@ SplitProblem build_split_problem(const model::Model& m, const hw::Cluster& c, co
   SplitProblem p;
   p.layers = L;
   p.stage_class = u.stage_class;
-  // Per-class prefix sums of the additive StageSums fields.
-  struct Prefix {
-    std::vector<double> fwd, bwd, w, g, o, act, params, shared, unsharded, recomputed;
-    std::vector<int> emb;
-  };
-  std::vector<Prefix> pre(K);
-  std::vector<RangeMax> rmax, recomputed_max;  // the latter empty without recompute
+  thread_local BuildScratch scratch;
+  std::vector<Prefix>& pre = scratch.pre;
+  if (static_cast<int>(pre.size()) < K) pre.resize(K);
+  const bool recomputes = s.recompute != model::Recompute::none;
   for (int k = 0; k < K; ++k) {
     Prefix& x = pre[k];
     for (auto* v : {&x.fwd, &x.bwd, &x.w, &x.g, &x.o, &x.act, &x.params, &x.shared}) v->assign(L + 1, 0.0);
     x.emb.assign(L + 1, 0);
+    x.unsharded.clear();
+    x.recomputed.clear();
     std::vector<std::int64_t> tp(L + 1, 0);
     for (int i = 0; i < L; ++i) {
       const auto& lc = cc.shape[k][li.shape_of[i]];
@@ -292,8 +308,8 @@ SplitProblem build_split_problem(const model::Model& m, const hw::Cluster& c, co
       tp[i + 1] = tp[i] + to_ps(lc.time_s());
     }
     p.time_prefix.push_back(std::move(tp));
-    rmax.emplace_back(x.unsharded);
-    if (s.recompute != model::Recompute::none) recomputed_max.emplace_back(x.recomputed);
+    x.unsharded_max.build(x.unsharded);
+    if (recomputes) x.recomputed_max.build(x.recomputed);
   }
   // Memory feasibility of [a, b) on stage j: the cost model's stage_memory of the range's sums.
   for (int j = 0; j < P; ++j) {
@@ -311,8 +327,8 @@ SplitProblem build_split_problem(const model::Model& m, const hw::Cluster& c, co
       sums.params_per_device = x.params[b] - x.params[a];
       sums.shared_static_bytes = x.shared[b] - x.shared[a];
       const int level = RangeMax::level(b - a);
-      sums.max_unsharded_weight_bytes = rmax[k].query(a, b, level);
-      sums.max_recomputed_bytes = recomputed_max.empty() ? 0.0 : recomputed_max[k].query(a, b, level);
+      sums.max_unsharded_weight_bytes = x.unsharded_max.query(a, b, level);
+      sums.max_recomputed_bytes = recomputes ? x.recomputed_max.query(a, b, level) : 0.0;
       sums.holds_embedding = x.emb[b] - x.emb[a] > 0;
       return cost::stage_memory(ctx, j, sums).total_bytes() <= ctx.memory_usable_bytes;
     };
@@ -328,7 +344,8 @@ SplitProblem build_split_problem(const model::Model& m, const hw::Cluster& c, co
   p.cut.assign(std::max(0, P - 1), std::vector<std::int64_t>(L + 1, 0));
   const int shapes = static_cast<int>(li.representative.size());
   for (int j = 0; j + 1 < P; ++j) {
-    std::vector<std::int64_t> by_shape(shapes, -1);
+    std::vector<std::int64_t>& by_shape = scratch.by_shape;
+    by_shape.assign(shapes, -1);
     const auto& out_row = cc.shape[u.stage_class[j]];
     for (int b = 1; b < L; ++b) {
       const int id = li.shape_of[b - 1];
