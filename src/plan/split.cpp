@@ -29,6 +29,8 @@ struct Workspace {
   std::vector<int> classes;  // the classes that some stage uses, in first-use order (next_candidate)
   std::vector<char> reach, reach_next;  // reachable(): stage starts reached by the previous stages
   bool exact_reach = false;             // no_saturation(p): reachable() decides feasibility
+  bool trim = false;                    // well_formed(p): solve_bound skips starts beyond the forward reach
+  std::vector<int> start_max;           // solve_bound with trim: R_j, the largest start stage j can have
   i64* row(int j, int L) { return h.data() + static_cast<std::size_t>(j) * (L + 1); }
   const i64* row(int j, int L) const { return h.data() + static_cast<std::size_t>(j) * (L + 1); }
 };
@@ -39,16 +41,33 @@ i64 cut_cost(const SplitProblem& p, int stage, int b) { return p.cut.empty() ? 0
 
 // Suffix DP for bound B; returns h[0][0] (kInfinitePs when infeasible). Fills ws.h. Stage j starts at a ≥ j
 // (every earlier stage holds a layer), so h[j][a < j] is never read and stays infinite; the window values g(b)
-// are computed once per stage.
+// are computed once per stage. With ws.trim (a well-formed problem), stage j also starts at most at R_j, the end of
+// the window of a = R_{j−1} (R_0 = 0; windows only grow with a): h[j][a > R_j] is never read (not by the DP, nor by
+// reconstruct, whose ends stay within the windows), so it stays infinite and is not computed.
 i64 solve_bound(const SplitProblem& p, i64 bound, Workspace& ws) {
   const int L = p.layers, P = p.stages();
   const i64 w = p.weight_sum;
   ws.h.assign(static_cast<std::size_t>(P) * (L + 1), kInfinitePs);
+  ws.start_max.assign(static_cast<std::size_t>(P), L);
+  if (ws.trim) {
+    ws.start_max[0] = 0;
+    for (int j = 0; j + 1 < P; ++j) {
+      const i64* pre = prefix(p, j).data();
+      const int* ms = p.min_start[j].data();
+      const int last_end = L - (P - 1 - j);
+      int hi = j;  // the DP's carried window end below, up to a = R_j
+      for (int a = j; a <= std::min(ws.start_max[j], last_end - 1); ++a)
+        while (hi + 1 <= last_end && pre[hi + 1] - pre[a] <= bound && ms[hi + 1] <= a) ++hi;
+      if (hi < j + 1) return kInfinitePs;  // no stage j+1 start is reached: every h[j][·] is infinite
+      ws.start_max[j + 1] = hi;
+    }
+  }
   // Last stage: layers [a, L).
   {
     const auto& pre = prefix(p, P - 1);
     i64* last = ws.row(P - 1, L);
-    for (int a = std::max(p.min_start[P - 1][L], P - 1); a < L; ++a) {
+    const int a_end = std::min(L - 1, ws.start_max[P - 1]);
+    for (int a = std::max(p.min_start[P - 1][L], P - 1); a <= a_end; ++a) {
       const i64 t = pre[L] - pre[a];
       if (t <= bound) last[a] = w * t;
     }
@@ -64,7 +83,9 @@ i64 solve_bound(const SplitProblem& p, i64 bound, Workspace& ws) {
     const int* ms = p.min_start[j].data();
     const i64* cut = p.cut.empty() ? nullptr : p.cut[j].data();
     const int last_end = L - (P - 1 - j);  // leave one layer for every later stage
-    for (int b = j + 1; b <= last_end; ++b) {
+    const int a_end = std::min(last_end - 1, ws.start_max[j]);
+    const int b_end = std::min(last_end, ws.start_max[j + 1]);  // the windows of a <= a_end end there
+    for (int b = j + 1; b <= b_end; ++b) {
       i64 v = kInfinitePs;
       if (next[b] < kInfinitePs) {
         const i64 e = cut ? cut[b] : 0;
@@ -74,7 +95,7 @@ i64 solve_bound(const SplitProblem& p, i64 bound, Workspace& ws) {
     }
     int head = 0, tail = 0;  // dq[head, tail)
     int pushed = j;          // all b ≤ pushed are in (or were evicted from) the deque
-    for (int a = j; a < last_end; ++a) {
+    for (int a = j; a <= a_end; ++a) {
       // hi(a): extend while the range [a, b+1) stays within the bound, the memory and last_end.
       int hi = pushed;
       while (hi + 1 <= last_end && pre[hi + 1] - pre[a] <= bound && ms[hi + 1] <= a) ++hi;
@@ -94,6 +115,22 @@ i64 solve_bound(const SplitProblem& p, i64 bound, Workspace& ws) {
   return ws.h[0];
 }
 
+// Well-formed (SplitProblem's contract): prefix sums non-decreasing and min_start[j][b] <= b. Then a window end
+// found from a fresh start (reconstruct) never passes the DP's carried one, which solve_bound's trim relies on.
+bool well_formed(const SplitProblem& p) {
+  for (const auto& pre : p.time_prefix) {
+    if (static_cast<int>(pre.size()) != p.layers + 1) return false;
+    for (int i = 0; i < p.layers; ++i)
+      if (pre[i + 1] < pre[i]) return false;
+  }
+  for (const auto& ms : p.min_start) {
+    if (static_cast<int>(ms.size()) != p.layers + 1) return false;
+    for (int b = 0; b <= p.layers; ++b)
+      if (ms[b] > b) return false;
+  }
+  return true;
+}
+
 // Whether solve_bound(p, bound) is finite, by forward reachability instead of the DP values: reach[a] says layers
 // [0, a) fill stages 0..j−1. The windows (a, hi_j(a)] are those of solve_bound (the same carried pointer), so the
 // answer is the same whenever no sum saturates at kInfinitePs (no_saturation below). O(p·L), cheaper per stage
@@ -103,6 +140,7 @@ bool reachable(const SplitProblem& p, i64 bound, Workspace& ws) {
   ws.reach.assign(static_cast<std::size_t>(L + 1), 0);
   ws.reach_next.assign(static_cast<std::size_t>(L + 1), 0);
   ws.reach[0] = 1;
+  int last = 0;  // the last start reached for stage j (later a are unreached: the loop stops there)
   for (int j = 0; j + 1 < P; ++j) {
     const i64* pre = prefix(p, j).data();
     const int* ms = p.min_start[j].data();
@@ -111,22 +149,23 @@ bool reachable(const SplitProblem& p, i64 bound, Workspace& ws) {
     char* nxt = ws.reach_next.data();
     std::fill(nxt, nxt + L + 1, 0);
     const int last_end = L - (P - 1 - j);
-    bool any = false;
+    int next_last = -1;       // the largest end marked (the next stage's last reached start)
     int hi = j, covered = j;  // ends b <= covered are already marked
-    for (int a = j; a < last_end; ++a) {
+    for (int a = j; a <= std::min(last, last_end - 1); ++a) {
       while (hi + 1 <= last_end && pre[hi + 1] - pre[a] <= bound && ms[hi + 1] <= a) ++hi;
       if (!cur[a]) continue;
       for (int b = std::max(covered, a) + 1; b <= hi; ++b) {
         const i64 e = cut ? cut[b] : 0;
-        if (!(p.cuts_in_max && e > bound)) nxt[b] = 1, any = true;
+        if (!(p.cuts_in_max && e > bound)) nxt[b] = 1, next_last = b;
       }
       covered = std::max(covered, hi);
     }
-    if (!any) return false;
+    if (next_last < 0) return false;
+    last = next_last;
     ws.reach.swap(ws.reach_next);
   }
   const i64* pre = prefix(p, P - 1).data();
-  for (int a = std::max(p.min_start[P - 1][L], P - 1); a < L; ++a)
+  for (int a = std::max(p.min_start[P - 1][L], P - 1); a <= std::min(L - 1, last); ++a)
     if (ws.reach[a] && pre[L] - pre[a] <= bound) return true;
   return false;
 }
@@ -260,6 +299,7 @@ SplitResult solve_split(const SplitProblem& p) {
   Workspace ws;
   used_classes(p, ws);
   ws.exact_reach = no_saturation(p);
+  ws.trim = well_formed(p);
   // Feasibility of a bound (the binary search needs no DP values).
   auto feasible = [&](i64 bound) {
     return ws.exact_reach ? reachable(p, bound, ws) : solve_bound(p, bound, ws) < kInfinitePs;
@@ -355,6 +395,7 @@ std::vector<i64> memo_key(const SplitProblem& p) {
 std::int64_t bound_objective(const SplitProblem& p, std::int64_t bound) {
   if (p.stages() < 1 || p.layers < p.stages()) return kInfinitePs;
   Workspace ws;
+  ws.trim = well_formed(p);
   return solve_bound(p, bound, ws);
 }
 
