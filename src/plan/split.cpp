@@ -364,46 +364,46 @@ SplitResult solve_split(const SplitProblem& p) {
 }
 
 namespace {
-// Every field of the problem, each vector preceded by its size, so equal keys mean equal problems.
+// Appends a row as its size and the run-length code of its successive differences, (difference, count) pairs:
+// prefix sums of repeated layers, cut rows and min_start rows are a few runs each.
+template <class Row>
+void put_row(std::vector<i64>& out, const Row& row) {
+  out.push_back(static_cast<i64>(row.size()));
+  i64 prev = 0, run_diff = 0, run_len = 0;
+  for (auto x : row) {
+    const i64 d = static_cast<i64>(x) - prev;
+    prev = static_cast<i64>(x);
+    if (run_len > 0 && d == run_diff) {
+      ++run_len;
+      continue;
+    }
+    if (run_len > 0) out.insert(out.end(), {run_diff, run_len});
+    run_diff = d;
+    run_len = 1;
+  }
+  if (run_len > 0) out.insert(out.end(), {run_diff, run_len});
+}
+// Every field of the problem, every vector with its size, so equal keys mean equal problems (a row's runs end
+// where their counts reach its size).
 std::vector<i64> memo_key(const SplitProblem& p) {
   std::vector<i64> k;
-  std::size_t n = 8 + p.stage_class.size();
-  for (const auto& r : p.time_prefix) n += 1 + r.size();
-  for (const auto& r : p.min_start) n += 1 + r.size();
-  for (const auto& r : p.cut) n += 1 + r.size();
-  k.reserve(n);
+  k.reserve(256);
   k.insert(k.end(), {p.layers, p.weight_max, p.weight_sum, p.cuts_in_max ? 1 : 0,
-                     static_cast<i64>(p.stage_class.size()), static_cast<i64>(p.time_prefix.size()),
-                     static_cast<i64>(p.min_start.size()), static_cast<i64>(p.cut.size())});
-  k.insert(k.end(), p.stage_class.begin(), p.stage_class.end());
-  for (const auto& r : p.time_prefix) {
-    k.push_back(static_cast<i64>(r.size()));
-    k.insert(k.end(), r.begin(), r.end());
-  }
-  for (const auto& r : p.min_start) {
-    k.push_back(static_cast<i64>(r.size()));
-    k.insert(k.end(), r.begin(), r.end());
-  }
-  for (const auto& r : p.cut) {
-    k.push_back(static_cast<i64>(r.size()));
-    k.insert(k.end(), r.begin(), r.end());
-  }
+                     static_cast<i64>(p.time_prefix.size()), static_cast<i64>(p.min_start.size()),
+                     static_cast<i64>(p.cut.size())});
+  put_row(k, p.stage_class);
+  for (const auto& r : p.time_prefix) put_row(k, r);
+  for (const auto& r : p.min_start) put_row(k, r);
+  for (const auto& r : p.cut) put_row(k, r);
+  k.shrink_to_fit();
   return k;
 }
 }  // namespace
 
-std::int64_t bound_objective(const SplitProblem& p, std::int64_t bound) {
-  if (p.stages() < 1 || p.layers < p.stages()) return kInfinitePs;
-  Workspace ws;
-  ws.trim = well_formed(p);
-  return solve_bound(p, bound, ws);
-}
-
-int bound_feasible(const SplitProblem& p, std::int64_t bound) {
-  if (p.stages() < 1 || p.layers < p.stages()) return 0;
-  Workspace ws;
-  if (!no_saturation(p)) return -1;
-  return reachable(p, bound, ws) ? 1 : 0;
+std::size_t SplitMemo::Hash::operator()(const std::vector<std::int64_t>& key) const {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the values
+  for (i64 v : key) h = (h ^ static_cast<std::uint64_t>(v)) * 1099511628211ull;
+  return static_cast<std::size_t>(h ^ (h >> 29));
 }
 
 SplitResult solve_split(const SplitProblem& p, SplitMemo& memo) {

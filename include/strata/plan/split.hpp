@@ -12,8 +12,8 @@
 #pragma once
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 namespace strata::plan {
@@ -57,7 +57,10 @@ SplitResult solve_split(const SplitProblem& p);
 // solve_split returned for an identical problem (bounds_tried included).
 struct SplitMemo {
   std::mutex mu;
-  std::map<std::vector<std::int64_t>, SplitResult> results;  // key: every field of the problem, flattened
+  struct Hash {
+    std::size_t operator()(const std::vector<std::int64_t>& key) const;
+  };
+  std::unordered_map<std::vector<std::int64_t>, SplitResult, Hash> results;  // key: the problem, run-length coded
 };
 SplitResult solve_split(const SplitProblem& p, SplitMemo& memo);
 
