@@ -406,6 +406,20 @@ std::size_t SplitMemo::Hash::operator()(const std::vector<std::int64_t>& key) co
   return static_cast<std::size_t>(h ^ (h >> 29));
 }
 
+std::int64_t bound_objective(const SplitProblem& p, std::int64_t bound) {
+  if (p.stages() < 1 || p.layers < p.stages()) return kInfinitePs;
+  Workspace ws;
+  ws.trim = well_formed(p);
+  return solve_bound(p, bound, ws);
+}
+
+int bound_feasible(const SplitProblem& p, std::int64_t bound) {
+  if (p.stages() < 1 || p.layers < p.stages()) return 0;
+  Workspace ws;
+  if (!no_saturation(p)) return -1;
+  return reachable(p, bound, ws) ? 1 : 0;
+}
+
 SplitResult solve_split(const SplitProblem& p, SplitMemo& memo) {
   std::vector<i64> key = memo_key(p);
   {
