@@ -98,6 +98,9 @@ struct LayerCostMemo {
   struct Hash {
     std::size_t operator()(const std::vector<double>& key) const;
   };
+  // Classes recur within one (dp, tp, pp)'s placements, which are enumerated one after another, so a full memo
+  // is emptied rather than grown (results never depend on it).
+  static constexpr std::size_t kMaxRows = 4096;
   std::mutex mu;
   std::unordered_map<std::vector<double>, std::vector<cost::LayerStageCost>, Hash> rows;  // context + strategy
 };

@@ -428,6 +428,7 @@ SplitResult solve_split(const SplitProblem& p, SplitMemo& memo) {
   }
   SplitResult r = solve_split(p);
   std::lock_guard<std::mutex> lock(memo.mu);
+  if (memo.results.size() >= SplitMemo::kMaxResults) memo.results.clear();  // bounded memory
   memo.results.emplace(std::move(key), r);
   return r;
 }

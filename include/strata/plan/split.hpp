@@ -56,6 +56,9 @@ SplitResult solve_split(const SplitProblem& p);
 // ZeRO 0/1/2 when memory does not bind them apart). Thread-safe; the memoised overload returns exactly what
 // solve_split returned for an identical problem (bounds_tried included).
 struct SplitMemo {
+  // A full memo is emptied, not grown (the planner's repeats come close together: ZeRO 0/1/2 of one variant have
+  // the same lower bound, so they are evaluated one after another).
+  static constexpr std::size_t kMaxResults = 4;
   std::mutex mu;
   struct Hash {
     std::size_t operator()(const std::vector<std::int64_t>& key) const;
