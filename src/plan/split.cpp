@@ -170,13 +170,16 @@ bool reachable(const SplitProblem& p, i64 bound, Workspace& ws) {
   return false;
 }
 
-// True when no DP value of solve_bound can reach kInfinitePs: every g(b) is at most w·(p+1)·(max P_k[L] + max e),
-// and the times and cut costs are non-negative. Then reachable() == (solve_bound() < kInfinitePs).
+// True when no DP value of solve_bound can reach kInfinitePs: the prefix sums are non-decreasing from 0 and the
+// cut costs non-negative, so every g(b) is at most w·(p+1)·(max P_k[L] + max e), below kInfinitePs. Then
+// reachable() == (solve_bound() < kInfinitePs).
 bool no_saturation(const SplitProblem& p) {
   if (p.weight_sum < 0) return false;
   i64 max_pre = 0, max_cut = 0;
   for (const auto& pre : p.time_prefix) {
     if (pre.empty() || pre[0] < 0) return false;
+    for (std::size_t i = 1; i < pre.size(); ++i)
+      if (pre[i] < pre[i - 1]) return false;  // then every value lies in [0, pre.back()]
     max_pre = std::max(max_pre, pre.back());
   }
   for (const auto& row : p.cut)
