@@ -273,6 +273,35 @@ struct BuildScratch {
   std::vector<std::int64_t> by_shape;
 };
 
+// Fills class k's prefix sums and range-max tables from its layer costs `row`; returns its time prefix in ps.
+std::vector<std::int64_t> fill_prefix(const LayerIndex& li, const std::vector<cost::LayerStageCost>& row,
+                                      bool recomputes, Prefix& x) {
+  const int L = static_cast<int>(li.shape_of.size());
+  for (auto* v : {&x.fwd, &x.bwd, &x.w, &x.g, &x.o, &x.act, &x.params, &x.shared}) v->assign(L + 1, 0.0);
+  x.emb.assign(L + 1, 0);
+  x.unsharded.clear();
+  x.recomputed.clear();
+  std::vector<std::int64_t> tp(L + 1, 0);
+  for (int i = 0; i < L; ++i) {
+    const auto& lc = row[li.shape_of[i]];
+    x.fwd[i + 1] = x.fwd[i] + lc.fwd_s;
+    x.bwd[i + 1] = x.bwd[i] + lc.bwd_s;
+    x.w[i + 1] = x.w[i] + lc.weight_bytes;
+    x.g[i + 1] = x.g[i] + lc.grad_bytes;
+    x.o[i + 1] = x.o[i] + lc.optimizer_bytes;
+    x.act[i + 1] = x.act[i] + lc.activation_bytes;
+    x.params[i + 1] = x.params[i] + lc.params_per_device;
+    x.shared[i + 1] = x.shared[i] + lc.shared_static_bytes;
+    x.unsharded.push_back(lc.unsharded_weight_bytes);
+    x.recomputed.push_back(lc.recomputed_bytes);
+    x.emb[i + 1] = x.emb[i] + (li.is_embedding[i] ? 1 : 0);
+    tp[i + 1] = tp[i] + to_ps(lc.time_s());
+  }
+  x.unsharded_max.build(x.unsharded);
+  if (recomputes) x.recomputed_max.build(x.recomputed);
+  return tp;
+}
+
 }  // namespace
 
 SplitProblem build_split_problem(const model::Model& m, const hw::Cluster& c, const LayerIndex& li,
@@ -286,32 +315,7 @@ SplitProblem build_split_problem(const model::Model& m, const hw::Cluster& c, co
   std::vector<Prefix>& pre = scratch.pre;
   if (static_cast<int>(pre.size()) < K) pre.resize(K);
   const bool recomputes = s.recompute != model::Recompute::none;
-  for (int k = 0; k < K; ++k) {
-    Prefix& x = pre[k];
-    for (auto* v : {&x.fwd, &x.bwd, &x.w, &x.g, &x.o, &x.act, &x.params, &x.shared}) v->assign(L + 1, 0.0);
-    x.emb.assign(L + 1, 0);
-    x.unsharded.clear();
-    x.recomputed.clear();
-    std::vector<std::int64_t> tp(L + 1, 0);
-    for (int i = 0; i < L; ++i) {
-      const auto& lc = cc.shape[k][li.shape_of[i]];
-      x.fwd[i + 1] = x.fwd[i] + lc.fwd_s;
-      x.bwd[i + 1] = x.bwd[i] + lc.bwd_s;
-      x.w[i + 1] = x.w[i] + lc.weight_bytes;
-      x.g[i + 1] = x.g[i] + lc.grad_bytes;
-      x.o[i + 1] = x.o[i] + lc.optimizer_bytes;
-      x.act[i + 1] = x.act[i] + lc.activation_bytes;
-      x.params[i + 1] = x.params[i] + lc.params_per_device;
-      x.shared[i + 1] = x.shared[i] + lc.shared_static_bytes;
-      x.unsharded.push_back(lc.unsharded_weight_bytes);
-      x.recomputed.push_back(lc.recomputed_bytes);
-      x.emb[i + 1] = x.emb[i] + (li.is_embedding[i] ? 1 : 0);
-      tp[i + 1] = tp[i] + to_ps(lc.time_s());
-    }
-    p.time_prefix.push_back(std::move(tp));
-    x.unsharded_max.build(x.unsharded);
-    if (recomputes) x.recomputed_max.build(x.recomputed);
-  }
+  for (int k = 0; k < K; ++k) p.time_prefix.push_back(fill_prefix(li, cc.shape[k], recomputes, pre[k]));
   // Memory feasibility of [a, b) on stage j: the cost model's stage_memory of the range's sums.
   for (int j = 0; j < P; ++j) {
     const int k = u.stage_class[j];
