@@ -158,7 +158,11 @@ ClassCosts class_costs(const model::Model& m, const LayerIndex& li, const Degree
     for (int rep : li.representative)
       cc.shape[k].push_back(cost::layer_stage_cost(m, m.layers[rep], cc.ctx[k], s.recompute));
     std::lock_guard<std::mutex> lock(memo.mu);
-    if (memo.rows.size() >= LayerCostMemo::kMaxRows) memo.rows.clear();  // bounded memory; hits are near-by
+    const std::array<int, 4> group{s.dp, s.tp, s.pp, s.cp};
+    if (memo.group != group || memo.rows.size() >= LayerCostMemo::kMaxRows) {  // bounded memory, hits near-by
+      memo.rows.clear();
+      memo.group = group;
+    }
     memo.rows.emplace(std::move(key), cc.shape[k]);
   }
   return cc;

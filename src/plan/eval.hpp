@@ -2,6 +2,7 @@
 // contexts grouped into device classes, per-variant layer costs, the lower bound of a configuration, the split
 // problem built from the cost model's stage functions, and the evaluation of one configuration.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -98,9 +99,11 @@ struct LayerCostMemo {
   struct Hash {
     std::size_t operator()(const std::vector<double>& key) const;
   };
-  // Classes recur within one (dp, tp, pp)'s placements, which are enumerated one after another, so a full memo
-  // is emptied rather than grown (results never depend on it).
+  // Classes recur within one (dp, tp, pp, cp)'s placements, which are enumerated one after another (the degrees
+  // are part of the key): the memo holds one such group, emptied when the next begins or when full (results never
+  // depend on what it holds).
   static constexpr std::size_t kMaxRows = 4096;
+  std::array<int, 4> group{-1, -1, -1, -1};  // (dp, tp, pp, cp) of the rows held
   std::mutex mu;
   std::unordered_map<std::vector<double>, std::vector<cost::LayerStageCost>, Hash> rows;  // context + strategy
 };
