@@ -63,6 +63,7 @@ DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp,
   u.placement = std::move(placement);
   u.stage_devices = StageDevices{u.placement.get(), dp * cp * tp, pp};  // a stage: its dp·cp·tp ranks
   u.cuts = std::make_shared<CutCache>();
+  u.splits = std::make_shared<SplitMemo>();
   std::vector<int> built;  // stages whose context was built (the twins' references)
   for (int st = 0; st < pp; ++st) {
     const std::span<const int> devs = u.stage_devices[st];
@@ -122,6 +123,48 @@ ClassCosts class_costs(const model::Model& m, const LayerIndex& li, const Degree
   for (std::size_t k = 0; k < cc.ctx.size(); ++k)
     for (int rep : li.representative)
       cc.shape[k].push_back(cost::layer_stage_cost(m, m.layers[rep], cc.ctx[k], s.recompute));
+  return cc;
+}
+
+std::size_t LayerCostMemo::Hash::operator()(const std::vector<double>& key) const {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the values' bit patterns
+  for (double v : key) h = (h ^ std::bit_cast<std::uint64_t>(v)) * 1099511628211ull;
+  return static_cast<std::size_t>(h ^ (h >> 29));
+}
+
+ClassCosts class_costs(const model::Model& m, const LayerIndex& li, const DegreeUnit& u, const cost::Strategy& s,
+                       LayerCostMemo& memo) {
+  ClassCosts cc;
+  cc.ctx = u.class_ctx;
+  for (auto& x : cc.ctx) x.strategy = &s;
+  cc.shape.resize(cc.ctx.size());
+  for (std::size_t k = 0; k < cc.ctx.size(); ++k) {
+    // Every number layer_stage_cost reads: the context's (ctx_key) and the strategy's (no placement or split).
+    std::vector<double> key;
+    key.reserve(32);
+    std::apply([&](auto... f) { (key.push_back(static_cast<double>(f)), ...); }, ctx_key(cc.ctx[k]));
+    for (double f : {double(s.dp), double(s.tp), double(s.pp), double(s.cp), double(s.global_batch),
+                     double(static_cast<int>(s.dtype)), double(s.micro_batch), double(static_cast<int>(s.recompute)),
+                     double(s.sequence_parallel), double(s.zero_stage), double(s.tp_overlap),
+                     double(static_cast<int>(s.schedule)), double(s.virtual_stages)})
+      key.push_back(f);
+    {
+      std::lock_guard<std::mutex> lock(memo.mu);
+      if (auto it = memo.rows.find(key); it != memo.rows.end()) {
+        cc.shape[k] = it->second;
+        continue;
+      }
+    }
+    for (int rep : li.representative)
+      cc.shape[k].push_back(cost::layer_stage_cost(m, m.layers[rep], cc.ctx[k], s.recompute));
+    std::lock_guard<std::mutex> lock(memo.mu);
+    const std::array<int, 4> group{s.dp, s.tp, s.pp, s.cp};
+    if (memo.group != group || memo.rows.size() >= LayerCostMemo::kMaxRows) {  // bounded memory, hits near-by
+      memo.rows.clear();
+      memo.group = group;
+    }
+    memo.rows.emplace(std::move(key), cc.shape[k]);
+  }
   return cc;
 }
 
@@ -198,16 +241,21 @@ double lower_bound_s(double w, int pp, std::int64_t m, const ScheduleChoice& sc)
 
 namespace {
 
-// Range maximum by a sparse table (the ZeRO-3 gather buffer is the largest layer of a stage).
+// Range maximum by a sparse table (the ZeRO-3 gather buffer is the largest layer of a stage). build() reuses the
+// storage of an earlier table.
 struct RangeMax {
   std::vector<std::vector<double>> t;
-  explicit RangeMax(const std::vector<double>& v) {
-    t.push_back(v);
-    for (std::size_t w = 1; 2 * w <= v.size(); w *= 2) {
-      const auto& prev = t.back();
-      std::vector<double> next(v.size() - 2 * w + 1);
+  void build(const std::vector<double>& v) {
+    std::size_t levels = 1;
+    for (std::size_t w = 1; 2 * w <= v.size(); w *= 2) ++levels;
+    t.resize(levels);
+    t[0].assign(v.begin(), v.end());
+    std::size_t l = 1;
+    for (std::size_t w = 1; 2 * w <= v.size(); w *= 2, ++l) {
+      const auto& prev = t[l - 1];
+      auto& next = t[l];
+      next.resize(v.size() - 2 * w + 1);
       for (std::size_t i = 0; i < next.size(); ++i) next[i] = std::max(prev[i], prev[i + w]);
-      t.push_back(std::move(next));
     }
   }
   // The table level of a range of `len` ≥ 1 elements: floor(log2 len) (shared by queries of one range).
@@ -216,6 +264,47 @@ struct RangeMax {
     return std::max(t[k][a], t[k][b - (1 << k)]);
   }
 };
+
+// Per-class prefix sums of the additive StageSums fields.
+struct Prefix {
+  std::vector<double> fwd, bwd, w, g, o, act, params, shared, unsharded, recomputed;
+  std::vector<int> emb;
+  RangeMax unsharded_max, recomputed_max;
+};
+// Storage of build_split_problem kept across calls of one thread (capacities reused, no per-call allocation).
+struct BuildScratch {
+  std::vector<Prefix> pre;
+  std::vector<std::int64_t> by_shape;
+};
+
+// Fills class k's prefix sums and range-max tables from its layer costs `row`; returns its time prefix in ps.
+std::vector<std::int64_t> fill_prefix(const LayerIndex& li, const std::vector<cost::LayerStageCost>& row,
+                                      bool recomputes, Prefix& x) {
+  const int L = static_cast<int>(li.shape_of.size());
+  for (auto* v : {&x.fwd, &x.bwd, &x.w, &x.g, &x.o, &x.act, &x.params, &x.shared}) v->assign(L + 1, 0.0);
+  x.emb.assign(L + 1, 0);
+  x.unsharded.clear();
+  x.recomputed.clear();
+  std::vector<std::int64_t> tp(L + 1, 0);
+  for (int i = 0; i < L; ++i) {
+    const auto& lc = row[li.shape_of[i]];
+    x.fwd[i + 1] = x.fwd[i] + lc.fwd_s;
+    x.bwd[i + 1] = x.bwd[i] + lc.bwd_s;
+    x.w[i + 1] = x.w[i] + lc.weight_bytes;
+    x.g[i + 1] = x.g[i] + lc.grad_bytes;
+    x.o[i + 1] = x.o[i] + lc.optimizer_bytes;
+    x.act[i + 1] = x.act[i] + lc.activation_bytes;
+    x.params[i + 1] = x.params[i] + lc.params_per_device;
+    x.shared[i + 1] = x.shared[i] + lc.shared_static_bytes;
+    x.unsharded.push_back(lc.unsharded_weight_bytes);
+    x.recomputed.push_back(lc.recomputed_bytes);
+    x.emb[i + 1] = x.emb[i] + (li.is_embedding[i] ? 1 : 0);
+    tp[i + 1] = tp[i] + to_ps(lc.time_s());
+  }
+  x.unsharded_max.build(x.unsharded);
+  if (recomputes) x.recomputed_max.build(x.recomputed);
+  return tp;
+}
 
 }  // namespace
 
@@ -226,43 +315,17 @@ SplitProblem build_split_problem(const model::Model& m, const hw::Cluster& c, co
   SplitProblem p;
   p.layers = L;
   p.stage_class = u.stage_class;
-  // Per-class prefix sums of the additive StageSums fields.
-  struct Prefix {
-    std::vector<double> fwd, bwd, w, g, o, act, params, shared, unsharded, recomputed;
-    std::vector<int> emb;
-  };
-  std::vector<Prefix> pre(K);
-  std::vector<RangeMax> rmax, recomputed_max;  // the latter empty without recompute
-  for (int k = 0; k < K; ++k) {
-    Prefix& x = pre[k];
-    for (auto* v : {&x.fwd, &x.bwd, &x.w, &x.g, &x.o, &x.act, &x.params, &x.shared}) v->assign(L + 1, 0.0);
-    x.emb.assign(L + 1, 0);
-    std::vector<std::int64_t> tp(L + 1, 0);
-    for (int i = 0; i < L; ++i) {
-      const auto& lc = cc.shape[k][li.shape_of[i]];
-      x.fwd[i + 1] = x.fwd[i] + lc.fwd_s;
-      x.bwd[i + 1] = x.bwd[i] + lc.bwd_s;
-      x.w[i + 1] = x.w[i] + lc.weight_bytes;
-      x.g[i + 1] = x.g[i] + lc.grad_bytes;
-      x.o[i + 1] = x.o[i] + lc.optimizer_bytes;
-      x.act[i + 1] = x.act[i] + lc.activation_bytes;
-      x.params[i + 1] = x.params[i] + lc.params_per_device;
-      x.shared[i + 1] = x.shared[i] + lc.shared_static_bytes;
-      x.unsharded.push_back(lc.unsharded_weight_bytes);
-      x.recomputed.push_back(lc.recomputed_bytes);
-      x.emb[i + 1] = x.emb[i] + (li.is_embedding[i] ? 1 : 0);
-      tp[i + 1] = tp[i] + to_ps(lc.time_s());
-    }
-    p.time_prefix.push_back(std::move(tp));
-    rmax.emplace_back(x.unsharded);
-    if (s.recompute != model::Recompute::none) recomputed_max.emplace_back(x.recomputed);
-  }
+  thread_local BuildScratch scratch;
+  std::vector<Prefix>& pre = scratch.pre;
+  if (static_cast<int>(pre.size()) < K) pre.resize(K);
+  const bool recomputes = s.recompute != model::Recompute::none;
+  for (int k = 0; k < K; ++k) p.time_prefix.push_back(fill_prefix(li, cc.shape[k], recomputes, pre[k]));
   // Memory feasibility of [a, b) on stage j: the cost model's stage_memory of the range's sums.
   for (int j = 0; j < P; ++j) {
     const int k = u.stage_class[j];
     const Prefix& x = pre[k];
     const cost::StageContext& ctx = cc.ctx[k];
-    p.min_start.push_back(min_start_from_predicate(L, [&](int a, int b) {
+    const auto fits = [&](int a, int b) {
       cost::StageSums sums;
       sums.fwd_s = x.fwd[b] - x.fwd[a];
       sums.bwd_s = x.bwd[b] - x.bwd[a];
@@ -273,17 +336,25 @@ SplitProblem build_split_problem(const model::Model& m, const hw::Cluster& c, co
       sums.params_per_device = x.params[b] - x.params[a];
       sums.shared_static_bytes = x.shared[b] - x.shared[a];
       const int level = RangeMax::level(b - a);
-      sums.max_unsharded_weight_bytes = rmax[k].query(a, b, level);
-      sums.max_recomputed_bytes = recomputed_max.empty() ? 0.0 : recomputed_max[k].query(a, b, level);
+      sums.max_unsharded_weight_bytes = x.unsharded_max.query(a, b, level);
+      sums.max_recomputed_bytes = recomputes ? x.recomputed_max.query(a, b, level) : 0.0;
       sums.holds_embedding = x.emb[b] - x.emb[a] > 0;
       return cost::stage_memory(ctx, j, sums).total_bytes() <= ctx.memory_usable_bytes;
-    }));
+    };
+    // Exact shortcut: the memory of [0, b) is non-decreasing in b (sums of non-negative bytes, range maxima and
+    // constants) when the tied copy, which only ranges without an embedding count, is the same for every [0, b)
+    // (layer 0 is an embedding, or no layer has a tied copy). Then fits(0, L) implies fits(0, b) for every b and
+    // the two-pointer row would be all zeros: one stage_memory call instead of L.
+    const bool prefix_monotone = x.emb[1] > 0 || x.shared[L] == 0;
+    if (L > 0 && prefix_monotone && fits(0, L)) p.min_start.emplace_back(L + 1, 0);
+    else p.min_start.push_back(min_start_from_predicate(L, fits));
   }
   // Cut costs: p2p of the output of layer b−1 between stages j and j+1 (cached per distinct shape).
   p.cut.assign(std::max(0, P - 1), std::vector<std::int64_t>(L + 1, 0));
   const int shapes = static_cast<int>(li.representative.size());
   for (int j = 0; j + 1 < P; ++j) {
-    std::vector<std::int64_t> by_shape(shapes, -1);
+    std::vector<std::int64_t>& by_shape = scratch.by_shape;
+    by_shape.assign(shapes, -1);
     const auto& out_row = cc.shape[u.stage_class[j]];
     for (int b = 1; b < L; ++b) {
       const int id = li.shape_of[b - 1];
@@ -349,7 +420,8 @@ EvalResult evaluate(const model::Model& m, const hw::Cluster& c, const LayerInde
   } else {
     const ClassCosts cc = shape_costs ? cached_class_costs(u, s, *shape_costs) : class_costs(m, li, u, s);
     const SplitProblem prob = build_split_problem(m, c, li, u, s, cc, opt);
-    const SplitResult sr = solve_split(prob);
+    // (The reference path solves every problem itself, so it stays an independent check of the memo.)
+    const SplitResult sr = reference || !u.splits ? solve_split(prob) : solve_split(prob, *u.splits);
     r.split_solved = true;
     r.bounds_tried = sr.bounds_tried;
     if (!sr.feasible) {

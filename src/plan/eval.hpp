@@ -2,6 +2,7 @@
 // contexts grouped into device classes, per-variant layer costs, the lower bound of a configuration, the split
 // problem built from the cost model's stage functions, and the evaluation of one configuration.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -9,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <tuple>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -52,6 +54,8 @@ struct DegreeUnit {
   std::vector<int> stage_class;                 // [stage]
   // p2p times of cuts, memoised per (stage pair, sp, bytes): p2p_time scans the stage's devices.
   std::shared_ptr<struct CutCache> cuts;
+  // Exact splits memoised per problem content (configurations of this unit that build the same problem).
+  std::shared_ptr<SplitMemo> splits;
 };
 struct CutCache {
   std::mutex mu;
@@ -88,6 +92,23 @@ struct ClassCosts {
   std::vector<std::vector<cost::LayerStageCost>> shape; // [class][shape]
 };
 ClassCosts class_costs(const model::Model& m, const LayerIndex& li, const DegreeUnit& u, const cost::Strategy& s);
+// The same memoised across the units of one search: a class whose context numbers (the ones layer costs read,
+// devices excluded) and whose strategy's degrees and knobs equal an earlier class's costs every layer identically
+// (e.g. the same stage hardware under two placements of one (dp, tp, pp)), so its row is copied, not recomputed.
+struct LayerCostMemo {
+  struct Hash {
+    std::size_t operator()(const std::vector<double>& key) const;
+  };
+  // Classes recur within one (dp, tp, pp, cp)'s placements, which are enumerated one after another (the degrees
+  // are part of the key): the memo holds one such group, emptied when the next begins or when full (results never
+  // depend on what it holds).
+  static constexpr std::size_t kMaxRows = 4096;
+  std::array<int, 4> group{-1, -1, -1, -1};  // (dp, tp, pp, cp) of the rows held
+  std::mutex mu;
+  std::unordered_map<std::vector<double>, std::vector<cost::LayerStageCost>, Hash> rows;  // context + strategy
+};
+ClassCosts class_costs(const model::Model& m, const LayerIndex& li, const DegreeUnit& u, const cost::Strategy& s,
+                       LayerCostMemo& memo);
 
 // Σ over layers of the cheapest class's fwd+bwd time (a lower bound on Σ_i t_i of any split and placement of
 // this unit's classes).

@@ -368,15 +368,19 @@ PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& 
   std::vector<double> work(sp.uvs.size());
   std::vector<detail::StaticTotals> statics(sp.uvs.size());
   std::vector<std::vector<std::vector<cost::LayerStageCost>>> shape_costs(sp.uvs.size());  // [uv][class][shape]
+  // Classes that recur across units cost their layers once (exact); freed after phase A (its memory is reused).
+  auto layer_memo = std::make_unique<detail::LayerCostMemo>();
   detail::parallel_for(opt.threads, static_cast<std::int64_t>(sp.uvs.size()), [&](std::int64_t i) {
     const auto& uv = sp.uvs[i];
     const auto& u = sp.units[uv.unit];
     const cost::Strategy s = detail::make_strategy_light(u, uv.var, {cost::Schedule::one_f_one_b, 1});
-    const detail::ClassCosts cc = detail::class_costs(m, li, u, s);
+    const detail::ClassCosts cc = opt.symmetry ? detail::class_costs(m, li, u, s, *layer_memo)
+                                               : detail::class_costs(m, li, u, s);
     work[i] = detail::min_work_s(li, cc);
     statics[i] = detail::static_totals(li, cc);
     shape_costs[i] = cc.shape;
   });
+  layer_memo.reset();
   std::vector<detail::Config> kept;
   kept.reserve(sp.configs.size());
   for (auto& cf : sp.configs) {

@@ -254,5 +254,88 @@ TEST(Split, MinStartFromPredicateMatchesDirectScan) {
   }
 }
 
+// Every split of a raw instance that fits memory, as (max term, sum term).
+std::vector<std::pair<i64, i64>> all_fitting_splits(const Raw& r) {
+  std::vector<std::pair<i64, i64>> out;
+  std::vector<int> sizes(r.P);
+  std::function<void(int, int)> rec = [&](int j, int left) {
+    if (j == r.P - 1) {
+      sizes[j] = left;
+      i64 mx = 0, sum = 0;
+      int a = 0;
+      for (int s = 0; s < r.P; ++s) {
+        const int k = r.cls[s];
+        i64 t = 0, mem_s = 0, mem_a = 0;
+        for (int i = a; i < a + sizes[s]; ++i) t += r.time[k][i], mem_s += r.stat[k][i], mem_a += r.act[k][i];
+        if (mem_s + r.mult[s] * mem_a > r.cap[s]) return;
+        mx = std::max(mx, t);
+        sum += t;
+        a += sizes[s];
+        if (s + 1 < r.P) {
+          sum += r.cut[s][a];
+          if (r.cuts_in_max) mx = std::max(mx, r.cut[s][a]);
+        }
+      }
+      out.emplace_back(mx, sum);
+      return;
+    }
+    for (int s = 1; s <= left - (r.P - 1 - j); ++s) {
+      sizes[j] = s;
+      rec(j + 1, left - s);
+    }
+  };
+  rec(0, r.L);
+  return out;
+}
+
+TEST(Split, BoundDpAndFeasibilityTestEqualEnumeration) {
+  // F(B) (the DP of one bound) and the reachability test the binary search uses instead of it, against
+  // enumeration, at every candidate value of the max term and its neighbours.
+  std::mt19937_64 rng(20261123);
+  int checked = 0, feasible = 0;
+  for (int c = 0; c < 600; ++c) {
+    const Raw raw = random_raw(rng);
+    const SplitProblem p = encode(raw);
+    const auto splits = all_fitting_splits(raw);
+    std::vector<i64> bounds{-1, 0};
+    for (const auto& [mx, sum] : splits) bounds.insert(bounds.end(), {mx - 1, mx, mx + 1});
+    for (const auto& row : raw.cut)
+      for (i64 e : row) bounds.push_back(e);
+    for (i64 b : bounds) {
+      bool found = false;
+      i64 best = 0;
+      for (const auto& [mx, sum] : splits)
+        if (mx <= b && (!found || raw.wsum * sum < best)) found = true, best = raw.wsum * sum;
+      ASSERT_EQ(bound_objective(p, b), found ? best : kInfinitePs) << "case " << c << " bound " << b;
+      const int f = bound_feasible(p, b);
+      ASSERT_NE(f, -1);
+      ASSERT_EQ(f == 1, found) << "case " << c << " bound " << b;
+      ++checked;
+      feasible += found ? 1 : 0;
+    }
+  }
+  EXPECT_GT(feasible, 1000);
+  EXPECT_GT(checked - feasible, 1000);
+}
+
+TEST(Split, MemoReturnsWhatTheSolverReturns) {
+  std::mt19937_64 rng(11);
+  SplitMemo memo;
+  for (int c = 0; c < 200; ++c) {
+    const SplitProblem p = encode(random_raw(rng));
+    const SplitResult want = solve_split(p);
+    for (int again = 0; again < 2; ++again) {  // a miss, then a hit (the memo does not grow)
+      const std::size_t before = memo.results.size();
+      const SplitResult got = solve_split(p, memo);
+      ASSERT_EQ(got.feasible, want.feasible);
+      ASSERT_EQ(got.sizes, want.sizes);
+      ASSERT_TRUE(got.objective == want.objective);
+      ASSERT_EQ(got.bounds_tried, want.bounds_tried);
+      if (again == 1) EXPECT_EQ(memo.results.size(), before);
+      EXPECT_LE(memo.results.size(), SplitMemo::kMaxResults);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace strata::plan

@@ -12,6 +12,8 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <mutex>
+#include <unordered_map>
 #include <vector>
 
 namespace strata::plan {
@@ -49,6 +51,27 @@ struct SplitResult {
 // Exact optimum; ties broken by the lexicographically smallest `sizes`. O(p·L) per candidate bound, bounds swept
 // in increasing order from the min-max bottleneck and stopped by the lower bound weight_max·B + weight_sum·F(∞).
 SplitResult solve_split(const SplitProblem& p);
+
+// Memo of solve_split by the problem's content (the planner meets one problem under several configurations, e.g.
+// ZeRO 0/1/2 when memory does not bind them apart). Thread-safe; the memoised overload returns exactly what
+// solve_split returned for an identical problem (bounds_tried included).
+struct SplitMemo {
+  // A full memo is emptied, not grown (the planner's repeats come close together: ZeRO 0/1/2 of one variant have
+  // the same lower bound, so they are evaluated one after another).
+  static constexpr std::size_t kMaxResults = 4;
+  std::mutex mu;
+  struct Hash {
+    std::size_t operator()(const std::vector<std::int64_t>& key) const;
+  };
+  std::unordered_map<std::vector<std::int64_t>, SplitResult, Hash> results;  // key: the problem, run-length coded
+};
+SplitResult solve_split(const SplitProblem& p, SplitMemo& memo);
+
+// The pieces of solve_split, for tests: F(bound) = min weight_sum·(Σt + Σe) over splits with every t_j (and e_j
+// when cuts_in_max) ≤ bound (kInfinitePs when none), and the feasibility test the binary search for B_min uses
+// instead (1 feasible, 0 not, −1 when it does not apply and solve_split falls back to F(bound) < kInfinitePs).
+std::int64_t bound_objective(const SplitProblem& p, std::int64_t bound);
+int bound_feasible(const SplitProblem& p, std::int64_t bound);
 
 // Objective of a given split (sizes) under the problem, or nullopt-like infeasible result (feasible = false).
 SplitResult evaluate_split(const SplitProblem& p, const std::vector<int>& sizes);
