@@ -9,10 +9,15 @@
 #include <map>
 
 #include "search_internal.hpp"
+#include "unit_memo.hpp"
 #include "strata/core/text.hpp"
 
 namespace strata::plan::detail {
 namespace {
+
+// Light (no placement: estimate_on_unit costs it on its Megatron unit, complete_light fills the chosen one) unless on the
+// per-device reference path.
+bool light_baselines(const hw::Cluster& c, const PlanOptions& opt) { return opt.symmetry && light_estimates(c); }
 
 cost::Strategy base_strategy(const hw::Cluster& c, int dp, int tp, int pp, std::int64_t mbs, const PlanOptions& opt) {
   cost::Strategy s;
@@ -22,7 +27,7 @@ cost::Strategy base_strategy(const hw::Cluster& c, int dp, int tp, int pp, std::
   s.micro_batch = mbs;
   s.global_batch = opt.global_batch;
   s.dtype = opt.dtype;
-  s.placement = megatron_placement(c);
+  if (!light_baselines(c, opt)) s.placement = megatron_placement(c);
   return s;
 }
 
@@ -35,10 +40,12 @@ cost::Estimate estimate_on_unit(const model::Model& m, const hw::Cluster& c, con
                                 const PlanOptions& opt, UnitCache& units) {
   if (!opt.symmetry) return cost::estimate(m, c, s, opt.cost);
   auto it = units.find({s.tp, s.pp});
-  if (it == units.end())
-    it = units.emplace(std::make_pair(s.tp, s.pp), make_degree_unit(m, c, s.dp, s.tp, s.pp, s.placement, "megatron",
-                                                                    s.global_batch, s.dtype, opt.cost)).first;
-  const cost::PrebuiltStages pre{it->second.class_ctx, it->second.stage_class, {}, {}};
+  if (it == units.end()) {
+    it = units.emplace(std::make_pair(s.tp, s.pp), make_degree_unit(m, c, s.dp, s.tp, s.pp, megatron_placement(c),
+                                                                    "megatron", s.global_batch, s.dtype, opt.cost)).first;
+    it->second.peak_flops_sum = hw::total_peak_flops(c, s.dtype);
+  }
+  const cost::PrebuiltStages pre = unit_prebuilt(c, it->second, s, opt.cost, {}, {}, s.placement.empty());
   cost::CostOptions with = opt.cost;
   with.prebuilt = &pre;
   return cost::estimate(m, c, s, with);
@@ -89,6 +96,7 @@ Baseline megatron_baseline(const model::Model& m, const hw::Cluster& c, const Pl
                                  "Megatron placement, best over micro-batch sizes",
                                  b.strategy.tp * b.strategy.pp, gpn)
                    : "no tp·pp with tp <= GPUs per node fits without ZeRO/recompute";
+  if (b.found) complete_light(megatron_placement(c), b.strategy, b.estimate);
   return b;
 }
 
@@ -120,6 +128,7 @@ Baseline data_parallel_baseline(const model::Model& m, const hw::Cluster& c, con
     }
   b.note = b.found ? fmt::format("dp = {}, ZeRO {}, best micro-batch size and recompute", n, zero)
                    : "the whole model does not fit one GPU" + std::string(zero == 3 ? " even sharded" : "");
+  if (b.found) complete_light(megatron_placement(c), b.strategy, b.estimate);
   return b;
 }
 

@@ -50,12 +50,19 @@ struct DegreeUnit {
   StageDevices stage_devices;                   // [stage] dp·cp·tp devices in rank order (views into `placement`)
   std::vector<cost::StageContext> class_ctx;    // [class]
   std::vector<int> stage_class;                 // [stage]
-  // p2p times of cuts, memoised per (stage pair, sp, bytes): p2p_time scans the stage's devices.
+  // [stage] the first stage it is a hw::same_topology twin of (itself when none; an equivalence: translations
+  // compose), so boundary twins need no device scan (plan/unit_memo). Reference path: every stage its own.
+  std::vector<int> stage_twin;
+  // p2p times of cuts, memoised per (boundary class, sp, bytes): p2p_time scans the stage's devices
+  // (plan/unit_memo.hpp unit_cut_time_s).
   std::shared_ptr<struct CutCache> cuts;
+  double peak_flops_sum = -1;  // hw::total_peak_flops(c, dtype), once per search (< 0: estimate computes it)
 };
 struct CutCache {
   std::mutex mu;
-  std::map<std::tuple<int, bool, double>, std::int64_t> ps;
+  std::map<std::tuple<int, bool, double>, double> s;
+  std::once_flag classes_once;
+  std::vector<int> boundary_class;  // [boundary] its first hw::same_boundary_topology twin (itself if none)
 };
 DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp, int tp, int pp,
                             std::vector<int> placement, std::string label, std::int64_t gbs, hw::Dtype dtype,

@@ -1,0 +1,32 @@
+// plan/unit_memo (internal): what keeps the search's per-configuration path free of per-device work (issue 22,
+// docs/planner.md §Scale): a degree unit's pipeline cut times memoised per boundary class, the PrebuiltStages
+// handed to cost::estimate (class contexts, layer costs, memoised cuts, the cluster's peak FLOP/s, no per-stage
+// device lists), and the completion of such "light" candidates (placement and stage devices) once they are kept.
+#pragma once
+#include <span>
+#include <vector>
+
+#include "eval.hpp"
+#include "strata/cost/estimate.hpp"
+#include "strata/cost/stage.hpp"
+
+namespace strata::plan::detail {
+
+// cost::p2p_time(c, s, stage j's devices, stage j+1's devices, bytes, opt) of unit u, memoised in u.cuts per
+// (boundary class, sp, bytes): the boundaries of a class are hw::same_boundary_topology twins, found once per unit
+// (O(devices)), so p2p_time runs once per class, sp and message size. Thread-safe; the value is p2p_time's.
+double unit_cut_time_s(const hw::Cluster& c, const DegreeUnit& u, const cost::Strategy& s, int boundary, double bytes,
+                       const cost::CostOptions& opt);
+// Whether the search costs light strategies (no placement, no per-stage device lists) on this cluster: not with an
+// oversubscribed CPU host, whose bound (cost/host) reads every stage's devices.
+bool light_estimates(const hw::Cluster& c);
+// The PrebuiltStages of strategy `s` on unit `u` (they refer to c, u, s and opt, which must outlive the estimate).
+// With `light`, the estimate leaves the per-stage device lists empty and does not read s.placement.
+cost::PrebuiltStages unit_prebuilt(const hw::Cluster& c, const DegreeUnit& u, const cost::Strategy& s,
+                                   const cost::CostOptions& opt, std::span<const std::vector<cost::LayerStageCost>> shape,
+                                   std::span<const int> shape_of, bool light);
+// Completes a light strategy and its estimate from the unit's placement: s.placement = placement and every stage's
+// devices = its dp·cp·tp slice (what estimate() would have filled). No-op for a complete strategy.
+void complete_light(const std::vector<int>& placement, cost::Strategy& s, cost::Estimate& e);
+
+}  // namespace strata::plan::detail
