@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <span>
 #include <string>
 
 #include "strata/cost/estimate.hpp"
@@ -121,6 +122,29 @@ TEST(PlanSymmetry, EstimateWithPrebuiltStagesIsBitIdentical) {
   EXPECT_EQ(a, b);
   pre.shape_cost = {};  // contexts only
   EXPECT_EQ(a, cost::to_json(cost::estimate(m, c, s, with)).dump());
+  // The planner's light form: memoised cut times, the peak FLOP/s sum given, no placement and no stage device
+  // lists (the caller fills them from the placement, plan/unit_memo complete_light): the same once completed.
+  const std::size_t per_stage = static_cast<std::size_t>(s.dp) * s.tp;
+  auto stage = [&](int st) {
+    return std::span<const int>(s.placement).subspan(static_cast<std::size_t>(st) * per_stage, per_stage);
+  };
+  int cut_queries = 0;
+  pre.shape_cost = shape;
+  pre.cut_time_s = [&](int st, double bytes) {
+    ++cut_queries;
+    return cost::p2p_time(c, s, stage(st), stage(st + 1), bytes);
+  };
+  pre.peak_flops_sum = hw::total_peak_flops(c, s.dtype);
+  pre.stage_devices = false;
+  cost::Strategy light = s;
+  light.placement.clear();
+  cost::Estimate e = cost::estimate(m, c, light, with);
+  EXPECT_EQ(cut_queries, s.pp - 1);
+  for (int st = 0; st < s.pp; ++st) {
+    EXPECT_TRUE(e.stages[st].devices.empty());
+    e.stages[st].devices.assign(stage(st).begin(), stage(st).end());
+  }
+  EXPECT_EQ(a, cost::to_json(e).dump());
 }
 
 }  // namespace
