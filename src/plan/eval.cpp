@@ -50,7 +50,8 @@ DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp,
 
 DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp, int tp, int pp,
                             std::shared_ptr<const std::vector<int>> placement, std::string label, std::int64_t gbs,
-                            hw::Dtype dtype, const cost::CostOptions& opt, int cp, bool reuse_twins) {
+                            hw::Dtype dtype, const cost::CostOptions& opt, int cp, bool reuse_twins,
+                            const std::vector<int>* stage_twins) {
   DegreeUnit u;
   u.dp = dp;
   u.tp = tp;
@@ -69,12 +70,19 @@ DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp,
   for (int st = 0; st < pp; ++st) {
     const std::span<const int> devs = u.stage_devices[st];
     int cls = -1;
-    for (int prev : built)
-      if (reuse_twins && hw::same_topology(c, devs, u.stage_devices[prev])) {
-        cls = u.stage_class[prev];
-        u.stage_twin.push_back(prev);
-        break;
+    if (reuse_twins && stage_twins) {  // memoised: the same first twin as the loop below finds
+      if ((*stage_twins)[st] != st) {
+        cls = u.stage_class[(*stage_twins)[st]];
+        u.stage_twin.push_back((*stage_twins)[st]);
       }
+    } else if (reuse_twins) {
+      for (int prev : built)
+        if (hw::same_topology(c, devs, u.stage_devices[prev])) {
+          cls = u.stage_class[prev];
+          u.stage_twin.push_back(prev);
+          break;
+        }
+    }
     if (cls < 0) {
       u.stage_twin.push_back(st);
       cost::StageContext ctx = cost::make_stage_context(m, c, u.proto, devs, opt);

@@ -40,6 +40,23 @@ std::vector<int> boundary_classes(const hw::Cluster& c, const DegreeUnit& u) {
 }
 }  // namespace
 
+std::vector<int> stage_twins(const hw::Cluster& c, const std::vector<int>& placement, int pp) {
+  const StageDevices sd{&placement, static_cast<int>(placement.size()) / pp, pp};
+  std::vector<int> twin(static_cast<std::size_t>(pp), -1), reps;
+  for (int st = 0; st < pp; ++st) {
+    for (int prev : reps)
+      if (hw::same_topology(c, sd[st], sd[prev])) {
+        twin[st] = prev;
+        break;
+      }
+    if (twin[st] < 0) {
+      twin[st] = st;
+      reps.push_back(st);
+    }
+  }
+  return twin;
+}
+
 double unit_cut_time_s(const hw::Cluster& c, const DegreeUnit& u, const cost::Strategy& s, int boundary, double bytes,
                        const cost::CostOptions& opt) {
   CutCache& cache = *u.cuts;

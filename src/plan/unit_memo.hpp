@@ -12,6 +12,11 @@
 
 namespace strata::plan::detail {
 
+// Stage st's first earlier hw::same_topology twin (st itself when none) for the pp stages of `stage_size` devices
+// of `placement` — what make_degree_unit finds (it depends on the placement and pp only, so the units of one
+// (placement, pp) share it). O(devices) per distinct twin.
+std::vector<int> stage_twins(const hw::Cluster& c, const std::vector<int>& placement, int pp);
+
 // cost::p2p_time(c, s, stage j's devices, stage j+1's devices, bytes, opt) of unit u, memoised in u.cuts per
 // (boundary class, sp, bytes): the boundaries of a class are hw::same_boundary_topology twins, found once per unit
 // (O(devices)), so p2p_time runs once per class, sp and message size. Thread-safe; the value is p2p_time's.
