@@ -55,6 +55,7 @@ const DegreeUnit* search_unit(UnitCache& cache, int dp, int tp, int pp) {
   }
   return nullptr;
 }
+// The estimate of a baseline strategy; when it does not fit, only `fits` (false) is meaningful.
 cost::Estimate estimate_on_unit(const model::Model& m, const hw::Cluster& c, const cost::Strategy& s,
                                 const PlanOptions& opt, UnitCache& cache) {
   if (!opt.symmetry) return cost::estimate(m, c, s, opt.cost);
@@ -69,6 +70,13 @@ cost::Estimate estimate_on_unit(const model::Model& m, const hw::Cluster& c, con
   }
   const cost::PrebuiltStages pre = unit_prebuilt(c, it->second, s, opt.cost, {}, {}, s.placement.empty());
   cost::CostOptions with = opt.cost;
+  // Memory first: the baselines drop a strategy that does not fit (they read only `fits` of it), and the memory
+  // verdict does not read the p2p times, so such a strategy is not given its cut times (an O(devices) scan per
+  // message size); a fitting one is estimated in full.
+  cost::PrebuiltStages probe = pre;
+  probe.cut_time_s = [](int, double) { return 0.0; };
+  with.prebuilt = &probe;
+  if (cost::Estimate e = cost::estimate(m, c, s, with); !e.fits) return e;
   with.prebuilt = &pre;
   return cost::estimate(m, c, s, with);
 }
