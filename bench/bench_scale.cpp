@@ -15,6 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -25,6 +27,9 @@
 #include <nlohmann/json.hpp>
 
 #include "strata/core/text.hpp"
+#include "strata/hw/cluster.hpp"
+#include "strata/model/model.hpp"
+#include "strata/plan/search.hpp"
 
 extern char** environ;
 
@@ -113,6 +118,13 @@ nlohmann::json read_json(const std::string& path) {
   }
 }
 
+// CPU time of this thread: the in-process search runs on one core; wall time on the shared machine includes others.
+double thread_cpu_s() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
 std::string mib(double bytes) { return bytes < 0 ? "?" : fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024.0)); }
 
 }  // namespace
@@ -177,6 +189,30 @@ int main(int argc, char** argv) {
              strata::core::render_table({"cluster", "GPUs", "gbs", "configs / costed", "search (wall)", "process CPU",
                                          "process wall", "peak RSS", "best (prefix)"},
                                         rows));
+  // The search alone, in this process (plan::plan as `strata plan` runs it, one thread): thread CPU time and wall.
+  if (!sim_only) {
+    std::vector<std::vector<std::string>> cpu_rows;
+    const auto m = strata::model::with_seq(strata::model::resolve_model("llama3-405b"), 8192);
+    for (const auto& s : scenarios) {
+      const auto c = strata::hw::resolve_cluster(s.cluster, strata::hw::builtin_catalog());
+      strata::plan::PlanOptions po;
+      po.global_batch = s.gbs;
+      std::vector<double> cpu, wall;
+      strata::plan::PlanResult r;
+      for (int i = 0; i < reps; ++i) {
+        const auto w0 = std::chrono::steady_clock::now();
+        const double t0 = thread_cpu_s();
+        r = strata::plan::plan(m, c, po);
+        cpu.push_back(thread_cpu_s() - t0);
+        wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count());
+      }
+      cpu_rows.push_back({s.name, fmt::format("{}", s.gpus), fmt::format("{} / {}", r.space_size, r.evaluated),
+                          fmt::format("{:.3f} s", median(cpu)), fmt::format("{:.3f} s", median(wall))});
+    }
+    fmt::print("\nsearch alone (plan::plan in this process, one thread, {} runs each, medians)\n{}", reps,
+               strata::core::render_table({"cluster", "GPUs", "configs / costed", "search CPU", "search wall"},
+                                          cpu_rows));
+  }
   if (sim && !plan_98k.empty()) {
     const std::string out = dir + "/sim.json";
     std::vector<std::vector<std::string>> sim_rows;
