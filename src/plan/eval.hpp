@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "strata/cost/p2p_classes.hpp"
 #include "strata/cost/stage.hpp"
 #include "strata/plan/search.hpp"
 #include "strata/plan/split.hpp"
@@ -61,6 +62,7 @@ struct DegreeUnit {
 struct CutCache {
   std::mutex mu;
   std::map<std::tuple<int, bool, double>, double> s;
+  std::map<int, cost::P2pClasses> pairs;  // boundary class → its scanned rank-pair classes (cost/p2p_classes)
   std::once_flag classes_once;
   std::vector<int> boundary_class;  // [boundary] its first hw::same_boundary_topology twin (itself if none)
 };

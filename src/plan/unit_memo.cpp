@@ -67,7 +67,18 @@ double unit_cut_time_s(const hw::Cluster& c, const DegreeUnit& u, const cost::St
     std::lock_guard<std::mutex> lock(cache.mu);
     if (auto it = cache.s.find(key); it != cache.s.end()) return it->second;
   }
-  const double t = cost::p2p_time(c, s, u.stage_devices[cls], u.stage_devices[cls + 1], bytes, opt);
+  // The boundary's rank pairs scanned once (O(stage devices)); each message size then costs O(pair classes).
+  const cost::P2pClasses* pairs = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(cache.mu);
+    if (auto it = cache.pairs.find(cls); it != cache.pairs.end()) pairs = &it->second;
+  }
+  if (!pairs) {
+    cost::P2pClasses scanned = cost::p2p_classes(c, s.tp, u.stage_devices[cls], u.stage_devices[cls + 1]);
+    std::lock_guard<std::mutex> lock(cache.mu);
+    pairs = &cache.pairs.emplace(cls, std::move(scanned)).first->second;  // std::map: stable addresses
+  }
+  const double t = cost::p2p_time(c, *pairs, s.sequence_parallel, bytes, opt);  // = cost::p2p_time of the stages
   std::lock_guard<std::mutex> lock(cache.mu);
   cache.s.emplace(key, t);
   return t;

@@ -19,7 +19,8 @@ std::vector<int> stage_twins(const hw::Cluster& c, const std::vector<int>& place
 
 // cost::p2p_time(c, s, stage j's devices, stage j+1's devices, bytes, opt) of unit u, memoised in u.cuts per
 // (boundary class, sp, bytes): the boundaries of a class are hw::same_boundary_topology twins, found once per unit
-// (O(devices)), so p2p_time runs once per class, sp and message size. Thread-safe; the value is p2p_time's.
+// from its stage twins (O(stages)); the rank pairs of a class are scanned once (cost/p2p_classes), then each (sp, message size) costs
+// O(pair classes). Thread-safe; the value is p2p_time's.
 double unit_cut_time_s(const hw::Cluster& c, const DegreeUnit& u, const cost::Strategy& s, int boundary, double bytes,
                        const cost::CostOptions& opt);
 // Whether the search costs light strategies (no placement, no per-stage device lists) on this cluster: not with an
