@@ -54,12 +54,13 @@ struct DegreeUnit {
   // [stage] the first stage it is a hw::same_topology twin of (itself when none; an equivalence: translations
   // compose), so boundary twins need no device scan (plan/unit_memo). Reference path: every stage its own.
   std::vector<int> stage_twin;
-  // p2p times of cuts, memoised per (boundary class, sp, bytes): p2p_time scans the stage's devices
-  // (plan/unit_memo.hpp unit_cut_time_s).
-  std::shared_ptr<struct CutCache> cuts;
   double peak_flops_sum = -1;  // hw::total_peak_flops(c, dtype), once per search (< 0: estimate computes it)
+  // p2p times of cuts, memoised per (stage pair, sp, bytes): p2p_time scans the stage's devices.
+  std::shared_ptr<struct CutCache> cuts;
 };
 struct CutCache {
+  // The cut memo (plan/unit_memo.hpp unit_cut_time_s): keyed by boundary class (not stage pair), shared by the
+  // units of one (placement, pp, tp).
   std::mutex mu;
   std::map<std::tuple<int, bool, double>, double> s;
   std::map<int, cost::P2pClasses> pairs;  // boundary class → its scanned rank-pair classes (cost/p2p_classes)
