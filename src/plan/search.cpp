@@ -10,7 +10,6 @@
 #include <map>
 #include <memory>
 #include <thread>
-#include <tuple>
 
 #include "eval.hpp"
 #include "search_internal.hpp"
@@ -212,11 +211,7 @@ Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOp
   const bool three_d = opt.space == Space::three_d;
   const std::vector<std::int64_t> gbs_divisors = divisors(gbs);
   PlacementCache places(c, opt.placement);
-  const double peak_flops_sum = hw::total_peak_flops(c, opt.dtype);  // once, not per estimate (plan/unit_memo)
-  // Per (placement, pp): the stage twins; per (placement, pp, tp): the cut-time memo (p2p_time reads the devices,
-  // tp and sp only), shared by the units that differ in cp (plan/unit_memo).
-  std::map<std::pair<const std::vector<int>*, int>, std::vector<int>> twins;
-  std::map<std::tuple<const std::vector<int>*, int, int>, std::shared_ptr<detail::CutCache>> cut_memos;
+  detail::UnitBuilder builder(m, c, opt);  // memos shared across units (plan/unit_memo)
   for (int tp : device_divisors(n)) {
     if (opt.max_tp > 0 && tp > opt.max_tp) {
       rej.add("degrees: tp > --max-tp", static_cast<std::int64_t>(divisors(n / tp).size()), fmt::format("tp={}", tp));
@@ -245,17 +240,7 @@ Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOp
       sp.valid_dp.push_back(dp);
       for (const auto& [placement, label] : places.of(tp)) {  // tp groups in order: the same for any dp·cp·pp
         const int unit = static_cast<int>(sp.units.size());
-        auto tw = twins.find({placement.get(), pp});
-        if (opt.symmetry && tw == twins.end())
-          tw = twins.emplace(std::make_pair(placement.get(), pp), detail::stage_twins(c, *placement, pp)).first;
-        sp.units.push_back(detail::make_degree_unit(m, c, dp, tp, pp, placement, label, gbs, opt.dtype, opt.cost, cp,
-                                                    opt.symmetry, opt.symmetry ? &tw->second : nullptr));
-        sp.units.back().peak_flops_sum = peak_flops_sum;
-        if (opt.symmetry) {
-          auto& memo = cut_memos[{placement.get(), pp, tp}];
-          if (!memo) memo = sp.units.back().cuts;
-          sp.units.back().cuts = memo;
-        }
+        sp.units.push_back(builder.build(dp, tp, pp, cp, placement, label));
         std::vector<model::Recompute> rcs{model::Recompute::none};
         if (!three_d) rcs = {model::Recompute::none, model::Recompute::selective, model::Recompute::full};
         // Oases (opt-in like pipedream/2bw: no engine export expresses it, docs/planner.md): cross-pass recompute.

@@ -57,6 +57,25 @@ std::vector<int> stage_twins(const hw::Cluster& c, const std::vector<int>& place
   return twin;
 }
 
+DegreeUnit UnitBuilder::build(int dp, int tp, int pp, int cp, const std::shared_ptr<const std::vector<int>>& placement,
+                              const std::string& label) {
+  const std::vector<int>* twins = nullptr;
+  if (opt_.symmetry) {
+    auto it = twins_.find({placement.get(), pp});
+    if (it == twins_.end()) it = twins_.emplace(std::make_pair(placement.get(), pp), stage_twins(c_, *placement, pp)).first;
+    twins = &it->second;
+  }
+  DegreeUnit u = make_degree_unit(m_, c_, dp, tp, pp, placement, label, opt_.global_batch, opt_.dtype, opt_.cost, cp,
+                                  opt_.symmetry, twins);
+  u.peak_flops_sum = peak_flops_sum_;
+  if (opt_.symmetry) {
+    auto& shared = cuts_[{placement.get(), pp, tp}];
+    if (!shared) shared = u.cuts;
+    u.cuts = shared;
+  }
+  return u;
+}
+
 double unit_cut_time_s(const hw::Cluster& c, const DegreeUnit& u, const cost::Strategy& s, int boundary, double bytes,
                        const cost::CostOptions& opt) {
   CutCache& cache = *u.cuts;

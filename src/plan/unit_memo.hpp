@@ -3,7 +3,11 @@
 // handed to cost::estimate (class contexts, layer costs, memoised cuts, the cluster's peak FLOP/s, no per-stage
 // device lists), and the completion of such "light" candidates (placement and stage devices) once they are kept.
 #pragma once
+#include <map>
+#include <memory>
 #include <span>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "eval.hpp"
@@ -16,6 +20,26 @@ namespace strata::plan::detail {
 // of `placement` — what make_degree_unit finds (it depends on the placement and pp only, so the units of one
 // (placement, pp) share it). O(devices) per distinct twin.
 std::vector<int> stage_twins(const hw::Cluster& c, const std::vector<int>& placement, int pp);
+
+// Builds the search's degree units (make_degree_unit under PlanOptions::symmetry) with what they share: the
+// cluster's peak FLOP/s once, the stage twins per (placement, pp), the cut-time memo per (placement, pp, tp) —
+// p2p_time reads the devices, tp and sp only, so the units that differ in cp share it. With symmetry off: plain
+// make_degree_unit (the reference path).
+class UnitBuilder {
+ public:
+  UnitBuilder(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt)
+      : m_(m), c_(c), opt_(opt), peak_flops_sum_(hw::total_peak_flops(c, opt.dtype)) {}
+  DegreeUnit build(int dp, int tp, int pp, int cp, const std::shared_ptr<const std::vector<int>>& placement,
+                   const std::string& label);
+
+ private:
+  const model::Model& m_;
+  const hw::Cluster& c_;
+  const PlanOptions& opt_;
+  double peak_flops_sum_;
+  std::map<std::pair<const std::vector<int>*, int>, std::vector<int>> twins_;
+  std::map<std::tuple<const std::vector<int>*, int, int>, std::shared_ptr<CutCache>> cuts_;
+};
 
 // cost::p2p_time(c, s, stage j's devices, stage j+1's devices, bytes, opt) of unit u, memoised in u.cuts per
 // (boundary class, sp, bytes): the boundaries of a class are hw::same_boundary_topology twins, found once per unit
