@@ -2,7 +2,8 @@
 // costs once per variant, contexts and layer costs handed to cost::estimate) gives byte-identical plan files to
 // the per-device reference path (PlanOptions::symmetry = false) on random clusters of up to 1,024 GPUs: mixed
 // node presets, racks with oversubscription, NIC sharing (p4d, g4dn), intra-node bandwidth matrices (p3), and a
-// rack-uneven node count; plus estimate() with and without PrebuiltStages, bit for bit (issue 22).
+// rack-uneven node count, and with an oversubscribed CPU host (full strategies there); plus estimate() with and
+// without PrebuiltStages (and in its light form, completed afterwards), bit for bit (issue 22).
 #include <gtest/gtest.h>
 
 #include <random>
@@ -81,6 +82,22 @@ TEST(PlanSymmetry, ByteIdenticalToPerDevicePathOnRandomClusters) {
     planned += fast.rfind("error", 0) == 0 ? 0 : 1;
   }
   EXPECT_GE(planned, 14);  // most cases produce a plan, not only the same error
+}
+
+TEST(PlanSymmetry, ByteIdenticalWithAnOversubscribedCpuHost) {
+  // Nodes running more devices than CPU cores: the host-CPU bound reads every stage's devices, so the search costs
+  // full strategies there (no light form); the plan file is still the reference path's.
+  hw::Cluster c = hw::resolve_cluster("p3.8xlarge:2+g4dn.12xlarge:2", hw::builtin_catalog());
+  for (auto& n : c.nodes) n.cpu_cores = 2;
+  c.has_oversubscribed_cpu_node = true;
+  const model::Model m = model::zoo_model("gpt2-small");
+  PlanOptions opt;
+  opt.global_batch = 64;
+  opt.top_k = 3;
+  const std::string fast = plan_file(m, c, opt);
+  opt.symmetry = false;
+  EXPECT_EQ(fast, plan_file(m, c, opt));
+  EXPECT_NE(fast.find("host_cpu_bound"), std::string::npos);  // the bound is in play
 }
 
 TEST(PlanSymmetry, EstimateWithPrebuiltStagesIsBitIdentical) {
