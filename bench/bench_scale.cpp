@@ -1,7 +1,8 @@
 // bench/bench_scale: planning (and simulating) at 1k–98k GPUs (issue 22; not a test). Runs `strata plan --model
 // llama3-405b --seq 8192` on dgx-h100 clusters of 1,024 / 8,192 / 32,768 / 98,304 GPUs and on a mixed 48k A100 +
 // 48k H100 cluster, each N times as a child process pinned to one core under `/usr/bin/time -v`, and prints the
-// medians of the search time (the plan file's search_time_s), the process wall time and its peak RSS; then
+// medians of the search time (the plan file's search_time_s, wall clock), the process CPU time (user + system:
+// start-up, search and the plan file), the process wall time and its peak RSS; then
 // `strata simulate` of the best 98,304-GPU plan (wall and CPU time, peak RSS, simulated vs analytical iteration
 // time), aggregated (one representative per class of identical replicas, the default) and with --full.
 // Targets: search flat beyond 8k GPUs and <= 1 s at 98,304; peak RSS <= 100 MiB; simulate <= 5 s, within 5 %.
@@ -14,6 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -24,6 +27,9 @@
 #include <nlohmann/json.hpp>
 
 #include "strata/core/text.hpp"
+#include "strata/hw/cluster.hpp"
+#include "strata/model/model.hpp"
+#include "strata/plan/search.hpp"
 
 extern char** environ;
 
@@ -112,6 +118,13 @@ nlohmann::json read_json(const std::string& path) {
   }
 }
 
+// CPU time of this thread: the in-process search runs on one core; wall time on the shared machine includes others.
+double thread_cpu_s() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
 std::string mib(double bytes) { return bytes < 0 ? "?" : fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024.0)); }
 
 }  // namespace
@@ -153,7 +166,7 @@ int main(int argc, char** argv) {
     const std::string plan_file = dir + "/" + s.cluster + ".json";
     const std::vector<std::string> args{"plan",    "--model", "llama3-405b", "--seq",  "8192",   "--cluster",
                                         s.cluster, "--gbs",   std::to_string(s.gbs), "--json", plan_file};
-    std::vector<double> search, wall, rss;
+    std::vector<double> search, wall, rss, cpu;
     int failures = 0;
     nlohmann::json last;
     for (int r = 0; r < (sim_only ? 1 : reps); ++r) {
@@ -163,17 +176,43 @@ int main(int argc, char** argv) {
       search.push_back(last.value("search_time_s", 0.0));
       wall.push_back(x.wall_s);
       rss.push_back(x.rss_bytes);
+      cpu.push_back(x.cpu_s);
     }
     if (s.gpus == 98304 && s.cluster.find('+') == std::string::npos) plan_98k = plan_file;
     rows.push_back({s.name, fmt::format("{}", s.gpus), fmt::format("{}", s.gbs),
                     fmt::format("{} / {}", last.value("space_size", 0), last.value("evaluated", 0)),
-                    fmt::format("{:.3f} s", median(search)), fmt::format("{:.3f} s", median(wall)), mib(median(rss)),
+                    fmt::format("{:.3f} s", median(search)), fmt::format("{:.3f} s", median(cpu)),
+                    fmt::format("{:.3f} s", median(wall)), mib(median(rss)),
                     failures ? fmt::format("{} failed", failures) : last.contains("best") ? last["best"].value("cli", "").substr(0, 40) : "?"});
   }
   fmt::print("strata plan --model llama3-405b --seq 8192 ({} runs each, one core, medians)\n{}", sim_only ? 1 : reps,
-             strata::core::render_table({"cluster", "GPUs", "gbs", "configs / costed", "search", "process wall",
-                                         "peak RSS", "best (prefix)"},
+             strata::core::render_table({"cluster", "GPUs", "gbs", "configs / costed", "search (wall)", "process CPU",
+                                         "process wall", "peak RSS", "best (prefix)"},
                                         rows));
+  // The search alone, in this process (plan::plan as `strata plan` runs it, one thread): thread CPU time and wall.
+  if (!sim_only) {
+    std::vector<std::vector<std::string>> cpu_rows;
+    const auto m = strata::model::with_seq(strata::model::resolve_model("llama3-405b"), 8192);
+    for (const auto& s : scenarios) {
+      const auto c = strata::hw::resolve_cluster(s.cluster, strata::hw::builtin_catalog());
+      strata::plan::PlanOptions po;
+      po.global_batch = s.gbs;
+      std::vector<double> cpu, wall;
+      strata::plan::PlanResult r;
+      for (int i = 0; i < reps; ++i) {
+        const auto w0 = std::chrono::steady_clock::now();
+        const double t0 = thread_cpu_s();
+        r = strata::plan::plan(m, c, po);
+        cpu.push_back(thread_cpu_s() - t0);
+        wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count());
+      }
+      cpu_rows.push_back({s.name, fmt::format("{}", s.gpus), fmt::format("{} / {}", r.space_size, r.evaluated),
+                          fmt::format("{:.3f} s", median(cpu)), fmt::format("{:.3f} s", median(wall))});
+    }
+    fmt::print("\nsearch alone (plan::plan in this process, one thread, {} runs each, medians)\n{}", reps,
+               strata::core::render_table({"cluster", "GPUs", "configs / costed", "search CPU", "search wall"},
+                                          cpu_rows));
+  }
   if (sim && !plan_98k.empty()) {
     const std::string out = dir + "/sim.json";
     std::vector<std::vector<std::string>> sim_rows;

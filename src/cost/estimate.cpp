@@ -62,8 +62,11 @@ Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s
   if (is_layerwise(s, c)) return estimate_layerwise(m, c, s, opt);  // per-layer choices, alike stages (issue 16)
   if (!is_uniform(s)) return estimate_per_stage(m, c, s, opt);  // per-stage (dp_i, tp_i) (issue 14, cost/per_stage)
   const int p = s.pp, v = s.virtual_stages, chunks = p * v;
-  if (static_cast<int>(s.split.size()) != chunks || static_cast<int>(s.placement.size()) != s.num_devices() ||
-      s.num_devices() != c.num_devices())
+  const PrebuiltStages* pre = opt.prebuilt;
+  // Per-device lists only when asked for (PrebuiltStages::stage_devices) or read (the host-CPU bound).
+  const bool want_devices = !pre || !pre->cut_time_s || pre->stage_devices || c.has_oversubscribed_cpu_node;
+  if (static_cast<int>(s.split.size()) != chunks ||
+      (want_devices && static_cast<int>(s.placement.size()) != s.num_devices()) || s.num_devices() != c.num_devices())
     throw std::invalid_argument("estimate: strategy is not complete (call complete_strategy first)");
   const auto bounds = chunk_boundaries(s);
   const std::int64_t micro = s.num_micro_batches();
@@ -83,13 +86,14 @@ Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s
   std::vector<int> memo_of(p, -1);
   std::vector<int> memo_owner;  // the first stage of each memo
   std::vector<int> distinct;  // stages whose context was built (not copied)
-  const PrebuiltStages* pre = opt.prebuilt;
   std::vector<int> first_of_class(pre ? pre->class_ctx.size() : 0, -1);  // with `pre`: a class's first stage
   for (int st = 0; st < p; ++st) {
     // Stage st's devices in rank order (dp·cp rank · tp + tp_rank) are the st-th dp·cp·tp slice of the placement.
     const std::ptrdiff_t stage_size = static_cast<std::ptrdiff_t>(s.dp_cp()) * s.tp;
-    const auto slice = s.placement.begin() + st * stage_size;
-    devs.assign(slice, slice + stage_size);
+    if (want_devices) {
+      const auto slice = s.placement.begin() + st * stage_size;
+      devs.assign(slice, slice + stage_size);
+    }
     int twin = -1;
     if (pre) {
       twin = first_of_class[pre->stage_class[st]];
@@ -115,7 +119,7 @@ Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s
     }
     const StageContext& ctx = built[ctx_of[st]];
     StageEstimate& se = est.stages[st];
-    se.devices = devs;
+    if (want_devices) se.devices = devs;
     se.gpu = gpu_name_of(c, ctx);
     // Stages copied from a twin share its memo; otherwise compare with one owner stage per memo (O(memos)).
     int memo_index = twin >= 0 ? memo_of[twin] : -1;
@@ -160,17 +164,17 @@ Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s
   }
   std::vector<int> distinct_links;  // stage boundaries whose p2p time was computed (not copied)
   for (int st = 0; st + 1 < p; ++st) {
+    if (pre && pre->cut_time_s) {  // the caller's memo of the same p2p_time
+      est.stages[st].p2p_s = e[st] = pre->cut_time_s(st, first_chunk_output[st]);
+      continue;
+    }
     const auto& from = est.stages[st].devices;
     const auto& to = est.stages[st + 1].devices;
     int twin = -1;
     for (int prev : distinct_links) {
       const auto& pf = est.stages[prev].devices;
       const auto& pt = est.stages[prev + 1].devices;
-      if (first_chunk_output[prev] == first_chunk_output[st] &&
-          c.devices[to[0]].node - c.devices[from[0]].node == c.devices[pt[0]].node - c.devices[pf[0]].node &&
-          c.nodes[c.devices[to[0]].node].rack - c.nodes[c.devices[from[0]].node].rack ==
-              c.nodes[c.devices[pt[0]].node].rack - c.nodes[c.devices[pf[0]].node].rack &&
-          hw::same_topology(c, from, pf) && hw::same_topology(c, to, pt)) {
+      if (first_chunk_output[prev] == first_chunk_output[st] && hw::same_boundary_topology(c, from, to, pf, pt)) {
         twin = prev;
         break;
       }
@@ -190,7 +194,8 @@ Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s
   est.iteration_time_s = std::max(est.pipeline_time_s, est.host.bound_s);
   for (auto& se : est.stages) se.bubble_s = std::max(0.0, pipe - static_cast<double>(micro) * se.time_s);
 
-  finish_estimate(est, m, s, opt, c.num_devices(), hw::total_peak_flops(c, s.dtype));
+  finish_estimate(est, m, s, opt, c.num_devices(),
+                  pre && pre->peak_flops_sum >= 0 ? pre->peak_flops_sum : hw::total_peak_flops(c, s.dtype));
   return est;
 }
 

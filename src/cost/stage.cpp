@@ -13,6 +13,7 @@
 #include "strata/cost/constants.hpp"
 #include "strata/cost/context_parallel.hpp"
 #include "strata/cost/overlap.hpp"
+#include "strata/cost/p2p_classes.hpp"
 #include "strata/cost/precision.hpp"
 #include "strata/cost/profile.hpp"
 #include "strata/cost/zero.hpp"
@@ -352,30 +353,9 @@ std::vector<LayerStageCost> layer_stage_costs(const model::Model& m, const hw::C
 
 double p2p_time(const hw::Cluster& c, const Strategy& s, std::span<const int> from, std::span<const int> to,
                 double bytes, const CostOptions& opt) {
+  // The rank rule (Megatron scatter-gather, NIC sharing) lives in cost/p2p_classes: one scan, then the classes.
   if (from.empty() || from.size() != to.size() || bytes <= 0) return 0;
-  CommOptions co;
-  co.constants = &consts_of(opt);
-  // Every (dp, tp) rank sends at once: senders on one NIC share it.
-  co.concurrent_groups_per_nic = std::max(1, hw::group_links(c, from).max_devices_per_nic);
-  const int tp = s.tp;
-  const bool sp = s.sequence_parallel && tp > 1;
-  double worst = 0, gather = 0;
-  for (std::size_t r = 0; r < from.size(); ++r) {
-    const int a = from[r], b = to[r];
-    if (a == b) continue;
-    const bool cross = c.devices[a].node != c.devices[b].node;
-    // Megatron: under sp each rank holds s/t of the activation; across nodes the full activation is split /t
-    // (scatter) and re-assembled by an all-gather on the receiving node (gather).
-    const double msg = (sp || (cross && tp > 1)) ? bytes / tp : bytes;
-    double t = p2p_device_time(c, a, b, msg, co);
-    if (cross && tp > 1 && !sp) {
-      if (r % tp == 0) gather = allgather_time(c, to.subspan(r, tp), bytes, CommOptions{1, co.constants});
-      t += gather;
-    }
-    worst = std::max(worst, t);
-  }
-  // Activation forward and its gradient backward.
-  return 2.0 * worst;
+  return p2p_time(c, p2p_classes(c, s.tp, from, to), s.sequence_parallel, bytes, opt);
 }
 
 BucketPartition dp_bucket_partition(double grad_bytes, const CostConstants& k) {

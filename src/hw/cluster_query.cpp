@@ -270,6 +270,16 @@ bool same_topology(const Cluster& c, std::span<const int> a, std::span<const int
   return true;
 }
 
+bool same_boundary_topology(const Cluster& c, std::span<const int> from, std::span<const int> to,
+                            std::span<const int> pf, std::span<const int> pt) {
+  if (from.empty() || to.empty() || pf.empty() || pt.empty()) return from.empty() && pf.empty() && to.empty() && pt.empty();
+  const auto node = [&](int d) { return c.devices[d].node; };
+  const auto rack = [&](int d) { return c.nodes[c.devices[d].node].rack; };
+  return node(to[0]) - node(from[0]) == node(pt[0]) - node(pf[0]) &&
+         rack(to[0]) - rack(from[0]) == rack(pt[0]) - rack(pf[0]) && same_topology(c, from, pf) &&
+         same_topology(c, to, pt);
+}
+
 double total_memory_bytes(const Cluster& c) {
   double total = 0;
   for (const auto& d : c.devices) total += c.gpu_types[static_cast<std::size_t>(d.gpu_type)].memory_bytes;

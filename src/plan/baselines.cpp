@@ -9,10 +9,15 @@
 #include <map>
 
 #include "search_internal.hpp"
+#include "unit_memo.hpp"
 #include "strata/core/text.hpp"
 
 namespace strata::plan::detail {
 namespace {
+
+// Light (no placement: estimate_on_unit costs it on its Megatron unit, complete_light fills the chosen one) unless on the
+// per-device reference path.
+bool light_baselines(const hw::Cluster& c, const PlanOptions& opt) { return opt.symmetry && light_estimates(c); }
 
 cost::Strategy base_strategy(const hw::Cluster& c, int dp, int tp, int pp, std::int64_t mbs, const PlanOptions& opt) {
   cost::Strategy s;
@@ -22,7 +27,7 @@ cost::Strategy base_strategy(const hw::Cluster& c, int dp, int tp, int pp, std::
   s.micro_batch = mbs;
   s.global_batch = opt.global_batch;
   s.dtype = opt.dtype;
-  s.placement = megatron_placement(c);
+  if (!light_baselines(c, opt)) s.placement = megatron_placement(c);
   return s;
 }
 
@@ -30,21 +35,54 @@ bool better_time(const cost::Estimate& a, const cost::Estimate& b) { return a.it
 
 // The baselines' Megatron-placement units by (tp, pp): their stage contexts built once (twin stages shared) and
 // handed to every estimate of that shape (bit-identical to building them per estimate; docs/planner.md §Scale).
-using UnitCache = std::map<std::pair<int, int>, DegreeUnit>;
+// The search's own unit of that shape on the identity placement is taken when it has one (no O(devices) rebuild).
+struct UnitCache {
+  const Space_& search;
+  std::map<std::pair<int, int>, DegreeUnit> units;
+  std::map<const std::vector<int>*, bool> identity;  // the search's placements checked to be the identity
+};
+// The search's cp = 1 unit (dp, tp, pp) on the identity placement, if any.
+const DegreeUnit* search_unit(UnitCache& cache, int dp, int tp, int pp) {
+  for (const auto& u : cache.search.units) {
+    if (u.dp != dp || u.tp != tp || u.pp != pp || u.proto.cp != 1 || u.placement_label != "megatron") continue;
+    auto [it, fresh] = cache.identity.emplace(u.placement.get(), false);
+    if (fresh) {
+      bool id = true;
+      for (std::size_t i = 0; i < u.placement->size() && id; ++i) id = (*u.placement)[i] == static_cast<int>(i);
+      it->second = id;
+    }
+    if (it->second) return &u;
+  }
+  return nullptr;
+}
+// The estimate of a baseline strategy; when it does not fit, only `fits` (false) is meaningful.
 cost::Estimate estimate_on_unit(const model::Model& m, const hw::Cluster& c, const cost::Strategy& s,
-                                const PlanOptions& opt, UnitCache& units) {
+                                const PlanOptions& opt, UnitCache& cache) {
   if (!opt.symmetry) return cost::estimate(m, c, s, opt.cost);
+  auto& units = cache.units;
   auto it = units.find({s.tp, s.pp});
-  if (it == units.end())
-    it = units.emplace(std::make_pair(s.tp, s.pp), make_degree_unit(m, c, s.dp, s.tp, s.pp, s.placement, "megatron",
-                                                                    s.global_batch, s.dtype, opt.cost)).first;
-  const cost::PrebuiltStages pre{it->second.class_ctx, it->second.stage_class, {}, {}};
+  if (it == units.end() && s.cp == 1)
+    if (const DegreeUnit* u = search_unit(cache, s.dp, s.tp, s.pp)) it = units.emplace(std::make_pair(s.tp, s.pp), *u).first;
+  if (it == units.end()) {
+    it = units.emplace(std::make_pair(s.tp, s.pp), make_degree_unit(m, c, s.dp, s.tp, s.pp, megatron_placement(c),
+                                                                    "megatron", s.global_batch, s.dtype, opt.cost)).first;
+    it->second.peak_flops_sum = hw::total_peak_flops(c, s.dtype);
+  }
+  const cost::PrebuiltStages pre = unit_prebuilt(c, it->second, s, opt.cost, {}, {}, s.placement.empty());
   cost::CostOptions with = opt.cost;
+  // Memory first: the baselines drop a strategy that does not fit (they read only `fits` of it), and the memory
+  // verdict does not read the p2p times, so such a strategy is not given its cut times (an O(devices) scan per
+  // message size); a fitting one is estimated in full.
+  cost::PrebuiltStages probe = pre;
+  probe.cut_time_s = [](int, double) { return 0.0; };
+  with.prebuilt = &probe;
+  if (cost::Estimate e = cost::estimate(m, c, s, with); !e.fits) return e;
   with.prebuilt = &pre;
   return cost::estimate(m, c, s, with);
 }
 
-Baseline megatron_baseline(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt, PlanResult& res) {
+Baseline megatron_baseline(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt, const Space_& sp,
+                           PlanResult& res) {
   Baseline b{"megatron", false, {}, {}, ""};
   const int n = c.num_devices(), L = static_cast<int>(m.layers.size());
   int gpn = n;
@@ -65,7 +103,7 @@ Baseline megatron_baseline(const model::Model& m, const hw::Cluster& c, const Pl
       mbss.push_back(mbs);
   std::sort(mbss.begin(), mbss.end());
   mbss.erase(std::unique(mbss.begin(), mbss.end()), mbss.end());
-  UnitCache units;
+  UnitCache units{sp, {}, {}};
   for (std::int64_t mbs : mbss) {
     int fitting_product = 0;
     for (const auto& [prod, tp, pp] : combos) {
@@ -89,11 +127,12 @@ Baseline megatron_baseline(const model::Model& m, const hw::Cluster& c, const Pl
                                  "Megatron placement, best over micro-batch sizes",
                                  b.strategy.tp * b.strategy.pp, gpn)
                    : "no tp·pp with tp <= GPUs per node fits without ZeRO/recompute";
+  if (b.found) complete_light(megatron_placement(c), b.strategy, b.estimate);
   return b;
 }
 
-Baseline data_parallel_baseline(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt, int zero,
-                                PlanResult& res) {
+Baseline data_parallel_baseline(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt, const Space_& sp,
+                                int zero, PlanResult& res) {
   Baseline b{zero == 3 ? "zero3-only" : "dp-only", false, {}, {}, ""};
   const int n = c.num_devices();
   if (opt.global_batch % n != 0) {
@@ -102,7 +141,7 @@ Baseline data_parallel_baseline(const model::Model& m, const hw::Cluster& c, con
   }
   std::vector<model::Recompute> rcs{model::Recompute::none};
   if (opt.space != Space::three_d) rcs = {model::Recompute::none, model::Recompute::selective, model::Recompute::full};
-  UnitCache units;
+  UnitCache units{sp, {}, {}};
   for (std::int64_t mbs : divisors_of_quotient(divisors(opt.global_batch), opt.global_batch, n,
                                                max_useful_micro_batch(m, c, 1, opt.dtype)))
     for (auto rc : rcs) {
@@ -120,15 +159,16 @@ Baseline data_parallel_baseline(const model::Model& m, const hw::Cluster& c, con
     }
   b.note = b.found ? fmt::format("dp = {}, ZeRO {}, best micro-batch size and recompute", n, zero)
                    : "the whole model does not fit one GPU" + std::string(zero == 3 ? " even sharded" : "");
+  if (b.found) complete_light(megatron_placement(c), b.strategy, b.estimate);
   return b;
 }
 
 }  // namespace
 
 std::vector<Baseline> compute_baselines(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt,
-                                        const Space_& /*sp*/, const LayerIndex& /*li*/, PlanResult& res) {
+                                        const Space_& sp, const LayerIndex& /*li*/, PlanResult& res) {
   std::vector<Baseline> out;
-  out.push_back(megatron_baseline(m, c, opt, res));
+  out.push_back(megatron_baseline(m, c, opt, sp, res));
   {
     Baseline u{"uniform", false, {}, {}, ""};
     if (!res.top.empty()) {
@@ -144,8 +184,8 @@ std::vector<Baseline> compute_baselines(const model::Model& m, const hw::Cluster
     }
     out.push_back(std::move(u));
   }
-  out.push_back(data_parallel_baseline(m, c, opt, 0, res));
-  out.push_back(data_parallel_baseline(m, c, opt, 3, res));
+  out.push_back(data_parallel_baseline(m, c, opt, sp, 0, res));
+  out.push_back(data_parallel_baseline(m, c, opt, sp, 3, res));
   return out;
 }
 

@@ -2,6 +2,8 @@
 // stage functions (layer_stage_cost, stage_memory, p2p_time) and the final one from cost::estimate.
 #include "eval.hpp"
 
+#include "unit_memo.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -48,7 +50,8 @@ DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp,
 
 DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp, int tp, int pp,
                             std::shared_ptr<const std::vector<int>> placement, std::string label, std::int64_t gbs,
-                            hw::Dtype dtype, const cost::CostOptions& opt, int cp, bool reuse_twins) {
+                            hw::Dtype dtype, const cost::CostOptions& opt, int cp, bool reuse_twins,
+                            const std::vector<int>* stage_twins) {
   DegreeUnit u;
   u.dp = dp;
   u.tp = tp;
@@ -68,12 +71,21 @@ DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp,
   for (int st = 0; st < pp; ++st) {
     const std::span<const int> devs = u.stage_devices[st];
     int cls = -1;
-    for (int prev : built)
-      if (reuse_twins && hw::same_topology(c, devs, u.stage_devices[prev])) {
-        cls = u.stage_class[prev];
-        break;
+    if (reuse_twins && stage_twins) {  // memoised: the same first twin as the loop below finds
+      if ((*stage_twins)[st] != st) {
+        cls = u.stage_class[(*stage_twins)[st]];
+        u.stage_twin.push_back((*stage_twins)[st]);
       }
+    } else if (reuse_twins) {
+      for (int prev : built)
+        if (hw::same_topology(c, devs, u.stage_devices[prev])) {
+          cls = u.stage_class[prev];
+          u.stage_twin.push_back(prev);
+          break;
+        }
+    }
     if (cls < 0) {
+      u.stage_twin.push_back(st);
       cost::StageContext ctx = cost::make_stage_context(m, c, u.proto, devs, opt);
       built.push_back(st);
       for (std::size_t k = 0; k < u.class_ctx.size() && cls < 0; ++k)
@@ -358,19 +370,7 @@ SplitProblem build_split_problem(const model::Model& m, const hw::Cluster& c, co
     const auto& out_row = cc.shape[u.stage_class[j]];
     for (int b = 1; b < L; ++b) {
       const int id = li.shape_of[b - 1];
-      if (by_shape[id] < 0) {
-        const double bytes = out_row[id].output_bytes;
-        const auto key = std::make_tuple(j, s.sequence_parallel, bytes);
-        {
-          std::lock_guard<std::mutex> lock(u.cuts->mu);
-          if (auto it = u.cuts->ps.find(key); it != u.cuts->ps.end()) by_shape[id] = it->second;
-        }
-        if (by_shape[id] < 0) {
-          by_shape[id] = to_ps(cost::p2p_time(c, s, u.stage_devices[j], u.stage_devices[j + 1], bytes, opt));
-          std::lock_guard<std::mutex> lock(u.cuts->mu);
-          u.cuts->ps.emplace(key, by_shape[id]);
-        }
-      }
+      if (by_shape[id] < 0) by_shape[id] = to_ps(unit_cut_time_s(c, u, s, j, out_row[id].output_bytes, opt));
       p.cut[j][b] = by_shape[id];
     }
   }
@@ -395,7 +395,9 @@ EvalResult evaluate(const model::Model& m, const hw::Cluster& c, const LayerInde
                     const Variant& var, const ScheduleChoice& sc, const cost::CostOptions& opt,
                     const std::vector<std::vector<cost::LayerStageCost>>* shape_costs, bool reference) {
   EvalResult r;
-  cost::Strategy s = make_strategy(u, var, sc);
+  // Light (no placement; the search completes the kept candidates, plan/unit_memo) unless on the reference path.
+  const bool light = !reference && light_estimates(c);
+  cost::Strategy s = light ? make_strategy_light(u, var, sc) : make_strategy(u, var, sc);
   double objective = 0;
   if (sc.schedule == cost::Schedule::interleaved || s.pp == 1) {
     s.split = cost::default_split(m, s.pp * s.virtual_stages);
@@ -436,7 +438,7 @@ EvalResult evaluate(const model::Model& m, const hw::Cluster& c, const LayerInde
   cost::CostOptions with_flops = opt;
   with_flops.sample_flops = &li.flops;
   // The unit's class contexts and the variant's layer costs (the estimate is bit-identical without them).
-  cost::PrebuiltStages pre{u.class_ctx, u.stage_class, {}, li.shape_of};
+  cost::PrebuiltStages pre = unit_prebuilt(c, u, s, opt, {}, li.shape_of, light);
   if (shape_costs) pre.shape_cost = *shape_costs;
   if (!reference) with_flops.prebuilt = &pre;
   cost::Estimate e = cost::estimate(m, c, s, with_flops);

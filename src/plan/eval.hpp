@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "strata/cost/p2p_classes.hpp"
 #include "strata/cost/stage.hpp"
 #include "strata/plan/search.hpp"
 #include "strata/plan/split.hpp"
@@ -52,22 +53,34 @@ struct DegreeUnit {
   StageDevices stage_devices;                   // [stage] dp·cp·tp devices in rank order (views into `placement`)
   std::vector<cost::StageContext> class_ctx;    // [class]
   std::vector<int> stage_class;                 // [stage]
+  // [stage] the first stage it is a hw::same_topology twin of (itself when none; an equivalence: translations
+  // compose), so boundary twins need no device scan (plan/unit_memo). Reference path: every stage its own.
+  std::vector<int> stage_twin;
+  double peak_flops_sum = -1;  // hw::total_peak_flops(c, dtype), once per search (< 0: estimate computes it)
   // p2p times of cuts, memoised per (stage pair, sp, bytes): p2p_time scans the stage's devices.
   std::shared_ptr<struct CutCache> cuts;
   // Exact splits memoised per problem content (configurations of this unit that build the same problem).
   std::shared_ptr<SplitMemo> splits;
 };
 struct CutCache {
+  // The cut memo (plan/unit_memo.hpp unit_cut_time_s): keyed by boundary class (not stage pair), shared by the
+  // units of one (placement, pp, tp).
   std::mutex mu;
-  std::map<std::tuple<int, bool, double>, std::int64_t> ps;
+  std::map<std::tuple<int, bool, double>, double> s;
+  std::map<int, cost::P2pClasses> pairs;  // boundary class → its scanned rank-pair classes (cost/p2p_classes)
+  std::once_flag classes_once;
+  std::vector<int> boundary_class;  // [boundary] its first hw::same_boundary_topology twin (itself if none)
 };
 DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp, int tp, int pp,
                             std::vector<int> placement, std::string label, std::int64_t gbs, hw::Dtype dtype,
                             const cost::CostOptions& opt, int cp = 1);
 // reuse_twins = false builds every stage's context (the per-device reference path of PlanOptions::symmetry).
+// `stage_twins` (optional, with reuse_twins): the stages' first same_topology twins, which depend on the placement
+// and pp only (plan/unit_memo stage_twins, shared by the units of one (placement, pp)); nullptr = tested here.
 DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp, int tp, int pp,
                             std::shared_ptr<const std::vector<int>> placement, std::string label, std::int64_t gbs,
-                            hw::Dtype dtype, const cost::CostOptions& opt, int cp = 1, bool reuse_twins = true);
+                            hw::Dtype dtype, const cost::CostOptions& opt, int cp = 1, bool reuse_twins = true,
+                            const std::vector<int>* stage_twins = nullptr);
 
 // The knobs below the degrees.
 struct Variant {

@@ -13,6 +13,7 @@
 
 #include "eval.hpp"
 #include "search_internal.hpp"
+#include "unit_memo.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/text.hpp"
 
@@ -210,6 +211,7 @@ Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOp
   const bool three_d = opt.space == Space::three_d;
   const std::vector<std::int64_t> gbs_divisors = divisors(gbs);
   PlacementCache places(c, opt.placement);
+  detail::UnitBuilder builder(m, c, opt);  // memos shared across units (plan/unit_memo)
   for (int tp : device_divisors(n)) {
     if (opt.max_tp > 0 && tp > opt.max_tp) {
       rej.add("degrees: tp > --max-tp", static_cast<std::int64_t>(divisors(n / tp).size()), fmt::format("tp={}", tp));
@@ -238,8 +240,7 @@ Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOp
       sp.valid_dp.push_back(dp);
       for (const auto& [placement, label] : places.of(tp)) {  // tp groups in order: the same for any dp·cp·pp
         const int unit = static_cast<int>(sp.units.size());
-        sp.units.push_back(detail::make_degree_unit(m, c, dp, tp, pp, placement, label, gbs, opt.dtype, opt.cost, cp,
-                                                    opt.symmetry));
+        sp.units.push_back(builder.build(dp, tp, pp, cp, placement, label));
         std::vector<model::Recompute> rcs{model::Recompute::none};
         if (!three_d) rcs = {model::Recompute::none, model::Recompute::selective, model::Recompute::full};
         // Oases (opt-in like pipedream/2bw: no engine export expresses it, docs/planner.md): cross-pass recompute.
@@ -410,6 +411,7 @@ PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& 
 
   // Phase B: evaluate in lower-bound order, in fixed batches; prune against the K-th best at the batch start.
   std::vector<Candidate> top;
+  std::map<std::int64_t, int> unit_of;  // a kept candidate's unit (enumeration order → unit), to complete it
   const std::size_t K = static_cast<std::size_t>(opt.top_k);
   const int batch = std::max(1, opt.batch_size);
   std::size_t pos = 0;
@@ -447,6 +449,7 @@ PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& 
         rej.add(r.reject_reason, 1, [&] { return detail::short_cli(r.cand.strategy); });
         continue;
       }
+      unit_of[r.cand.order] = sp.uvs[sp.configs[order[pos + i]].uv].unit;
       top.push_back(std::move(r.cand));
     }
     std::sort(top.begin(), top.end(), detail::candidate_less);
@@ -457,6 +460,8 @@ PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& 
   if (res.pruned_by_bound > 0)
     rej.add("pruned: lower bound above the K-th best plan", res.pruned_by_bound, "");
   if (top.empty()) throw_fits_nowhere(m, c, opt, sp);
+  for (auto& cand : top)  // light candidates: placement and stage devices (plan/unit_memo)
+    detail::complete_light(*sp.units[unit_of.at(cand.order)].placement, cand.strategy, cand.estimate);
 
   if (opt.placement == PlacementMode::anneal) detail::anneal_top(m, c, opt, top, res);
   res.top = std::move(top);

@@ -64,5 +64,20 @@ TEST(SameTopology, RejectsShiftsKindsRacksAndMatrices) {
   EXPECT_FALSE(same_topology(m, range(0, 8), range(8, 8)));
 }
 
+TEST(SameTopology, BoundaryTwinsNeedTwinEndsAtTheSameNodeAndRackDistance) {
+  const Cluster c = racked("dgx-h100:8", 2, 2.0);  // racks of 2 nodes
+  // Stage boundaries node 0 → 1 and node 2 → 3: both inside one rack, one node apart.
+  EXPECT_TRUE(same_boundary_topology(c, range(0, 8), range(8, 8), range(16, 8), range(24, 8)));
+  // Node 1 → 2 crosses a rack boundary: the same node distance, another rack distance.
+  EXPECT_FALSE(same_boundary_topology(c, range(0, 8), range(8, 8), range(8, 8), range(16, 8)));
+  // Node 0 → 2 is two nodes away (and in another rack).
+  EXPECT_FALSE(same_boundary_topology(c, range(0, 8), range(8, 8), range(0, 8), range(16, 8)));
+  // Every rank pair of twin boundaries has the same pair links.
+  for (int r = 0; r < 8; ++r) {
+    EXPECT_EQ(link_bandwidth(c, r, 8 + r), link_bandwidth(c, 16 + r, 24 + r));
+    EXPECT_EQ(link_latency(c, r, 8 + r), link_latency(c, 16 + r, 24 + r));
+  }
+}
+
 }  // namespace
 }  // namespace strata::hw

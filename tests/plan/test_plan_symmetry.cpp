@@ -2,10 +2,12 @@
 // costs once per variant, contexts and layer costs handed to cost::estimate) gives byte-identical plan files to
 // the per-device reference path (PlanOptions::symmetry = false) on random clusters of up to 1,024 GPUs: mixed
 // node presets, racks with oversubscription, NIC sharing (p4d, g4dn), intra-node bandwidth matrices (p3), and a
-// rack-uneven node count; plus estimate() with and without PrebuiltStages, bit for bit (issue 22).
+// rack-uneven node count, and with an oversubscribed CPU host (full strategies there); plus estimate() with and
+// without PrebuiltStages (and in its light form, completed afterwards), bit for bit (issue 22).
 #include <gtest/gtest.h>
 
 #include <random>
+#include <span>
 #include <string>
 
 #include "strata/cost/estimate.hpp"
@@ -82,6 +84,22 @@ TEST(PlanSymmetry, ByteIdenticalToPerDevicePathOnRandomClusters) {
   EXPECT_GE(planned, 14);  // most cases produce a plan, not only the same error
 }
 
+TEST(PlanSymmetry, ByteIdenticalWithAnOversubscribedCpuHost) {
+  // Nodes running more devices than CPU cores: the host-CPU bound reads every stage's devices, so the search costs
+  // full strategies there (no light form); the plan file is still the reference path's.
+  hw::Cluster c = hw::resolve_cluster("p3.8xlarge:2+g4dn.12xlarge:2", hw::builtin_catalog());
+  for (auto& n : c.nodes) n.cpu_cores = 2;
+  c.has_oversubscribed_cpu_node = true;
+  const model::Model m = model::zoo_model("gpt2-small");
+  PlanOptions opt;
+  opt.global_batch = 64;
+  opt.top_k = 3;
+  const std::string fast = plan_file(m, c, opt);
+  opt.symmetry = false;
+  EXPECT_EQ(fast, plan_file(m, c, opt));
+  EXPECT_NE(fast.find("host_cpu_bound"), std::string::npos);  // the bound is in play
+}
+
 TEST(PlanSymmetry, EstimateWithPrebuiltStagesIsBitIdentical) {
   // A heterogeneous 2-type cluster with racks: two stage classes, twins among the stages.
   hw::Cluster c = hw::resolve_cluster("dgx-a100:4+dgx-h100:4", hw::builtin_catalog());
@@ -121,6 +139,29 @@ TEST(PlanSymmetry, EstimateWithPrebuiltStagesIsBitIdentical) {
   EXPECT_EQ(a, b);
   pre.shape_cost = {};  // contexts only
   EXPECT_EQ(a, cost::to_json(cost::estimate(m, c, s, with)).dump());
+  // The planner's light form: memoised cut times, the peak FLOP/s sum given, no placement and no stage device
+  // lists (the caller fills them from the placement, plan/unit_memo complete_light): the same once completed.
+  const std::size_t per_stage = static_cast<std::size_t>(s.dp) * s.tp;
+  auto stage = [&](int st) {
+    return std::span<const int>(s.placement).subspan(static_cast<std::size_t>(st) * per_stage, per_stage);
+  };
+  int cut_queries = 0;
+  pre.shape_cost = shape;
+  pre.cut_time_s = [&](int st, double bytes) {
+    ++cut_queries;
+    return cost::p2p_time(c, s, stage(st), stage(st + 1), bytes);
+  };
+  pre.peak_flops_sum = hw::total_peak_flops(c, s.dtype);
+  pre.stage_devices = false;
+  cost::Strategy light = s;
+  light.placement.clear();
+  cost::Estimate e = cost::estimate(m, c, light, with);
+  EXPECT_EQ(cut_queries, s.pp - 1);
+  for (int st = 0; st < s.pp; ++st) {
+    EXPECT_TRUE(e.stages[st].devices.empty());
+    e.stages[st].devices.assign(stage(st).begin(), stage(st).end());
+  }
+  EXPECT_EQ(a, cost::to_json(e).dump());
 }
 
 }  // namespace

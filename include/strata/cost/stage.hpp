@@ -12,6 +12,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -108,6 +109,14 @@ struct PrebuiltStages {
   std::span<const int> stage_class;
   std::span<const std::vector<LayerStageCost>> shape_cost;
   std::span<const int> shape_of;
+  // Optional (issue 22: no per-device work per estimate). cut_time_s(st, bytes) = p2p_time(c, s, stage st's
+  // devices, stage st+1's devices, bytes, opt), the caller's memo of it; empty = estimate() computes it.
+  std::function<double(int boundary, double bytes)> cut_time_s;
+  double peak_flops_sum = -1;  // hw::total_peak_flops(c, s.dtype) when the caller has it (< 0: computed)
+  // false (with cut_time_s): StageEstimate::devices stay empty and s.placement is not read (it may be empty); the
+  // caller fills both from its placement. Ignored on clusters with an oversubscribed CPU host (host_cpu_bound
+  // reads the devices).
+  bool stage_devices = true;
 };
 
 // Layers whose recompute mode follows Strategy::recompute_layers (the "blocks": transformer, encoder, decoder,

@@ -100,6 +100,12 @@ bool same_node(const Cluster& c, std::span<const int> devices);
 // devices: their groups are translations of each other, so every group and pair query gives the same numbers.
 // Always false with a full bw_matrix. O(list size), no allocation (the planner's and estimate's symmetry test).
 bool same_topology(const Cluster& c, std::span<const int> a, std::span<const int> b);
+// Two stage boundaries (from → to, pf → pt; equally long lists paired rank by rank) whose pair and group queries
+// all agree: the senders and the receivers are translations of each other (same_topology) and the receivers sit at
+// the same node and rack offsets from the senders, so every (from[r], to[r]) pair is as near as (pf[r], pt[r]).
+// The twin test of pipeline p2p times (cost::estimate, the planner's cut memo). O(list size), no allocation.
+bool same_boundary_topology(const Cluster& c, std::span<const int> from, std::span<const int> to,
+                            std::span<const int> pf, std::span<const int> pt);
 // Global NIC index a device's inter-node traffic leaves through (devices of a node are spread evenly over its
 // NICs: local device i uses NIC ⌊i·nics/gpus⌋; with more NICs than GPUs this is the first of its NICs).
 int nic_of(const Cluster& c, int device);
