@@ -27,7 +27,7 @@ ReplicaClasses each_its_own(int dp, std::string reason) {
 // representative per class cannot show: "" when no NIC is shared across replicas, else the reason.
 std::string shared_nic(const hw::Cluster& c, const cost::Strategy& s) {
   std::unordered_map<int, int> owner;  // NIC → dp rank
-  for (int d = 0; d < s.dp; ++d)
+  for (int d = 0; d < s.dp_cp(); ++d)
     for (int dev : replica_devices(s, d)) {
       const int nic = hw::nic_of(c, dev);
       if (nic < 0) continue;
@@ -43,13 +43,27 @@ std::string shared_nic(const hw::Cluster& c, const cost::Strategy& s) {
 std::vector<char> ring_hop_kinds(const hw::Cluster& c, const cost::Strategy& s, int d) {
   std::vector<char> out;
   out.reserve(static_cast<std::size_t>(s.pp) * s.tp);
-  const int next = (d + 1) % s.dp, prev = (d + s.dp - 1) % s.dp;
+  const int ranks = s.dp_cp(), next = (d + 1) % ranks, prev = (d + ranks - 1) % ranks;
   auto same_node = [&](int a, int b) { return c.devices[a].node == c.devices[b].node; };
   for (int r = 0; r < s.pp; ++r)
     for (int j = 0; j < s.tp; ++j) {
       const int x = s.device(r, d, j);
       out.push_back(static_cast<char>(same_node(x, s.device(r, next, j)) + 2 * same_node(s.device(r, prev, j), x)));
     }
+  return out;
+}
+
+// The devices whose topology a rank's costs read: per stage its own tp group and, with cp > 1, the rest of its
+// cp group (ring attention: the worker's layer costs take the group, sim/from_cost.cpp), listed from its own
+// position round the ring so that equal lists mean equal rings seen from the rank.
+std::vector<int> class_devices(const cost::Strategy& s, int d) {
+  if (s.cp <= 1) return replica_devices(s, d);
+  std::vector<int> out;
+  out.reserve(static_cast<std::size_t>(s.pp) * s.cp * s.tp);
+  const int first = d / s.cp * s.cp, own = d % s.cp;
+  for (int r = 0; r < s.pp; ++r)
+    for (int j = 0; j < s.cp; ++j)
+      for (int t = 0; t < s.tp; ++t) out.push_back(s.device(r, first + (own + j) % s.cp, t));
   return out;
 }
 
@@ -65,17 +79,17 @@ std::vector<int> replica_devices(const cost::Strategy& s, int dp_rank) {
 
 ReplicaClasses replica_classes(const hw::Cluster& c, const cost::Strategy& s, bool full) {
   if (full || s.dp_cp() <= 1) return each_its_own(std::max(1, s.dp_cp()), "");
-  // With cp > 1 the workers are the dp·cp ranks (each cp rank its own worker): not aggregated (yet).
-  if (s.cp > 1) return each_its_own(s.dp_cp(), "context parallelism (cp > 1: simulated per cp rank)");
-  if (cost::is_layerwise(s, c)) return each_its_own(s.dp, "per-layer strategy (simulated per replica)");
-  if (c.bw_matrix) return each_its_own(s.dp, "the cluster has a full bandwidth matrix (no symmetry to use)");
-  if (std::string why = shared_nic(c, s); !why.empty()) return each_its_own(s.dp, why);
+  // The workers are the dp·cp ranks (with cp > 1 each cp rank is a worker of its own, rank d·cp + c).
+  const int ranks = s.dp_cp();
+  if (cost::is_layerwise(s, c)) return each_its_own(ranks, "per-layer strategy (simulated per replica)");
+  if (c.bw_matrix) return each_its_own(ranks, "the cluster has a full bandwidth matrix (no symmetry to use)");
+  if (std::string why = shared_nic(c, s); !why.empty()) return each_its_own(ranks, why);
   ReplicaClasses rc;
-  rc.class_of.assign(s.dp, -1);
+  rc.class_of.assign(ranks, -1);
   std::vector<std::vector<int>> rep_devices;
   std::vector<std::vector<char>> rep_hops;
-  for (int d = 0; d < s.dp; ++d) {
-    const std::vector<int> devs = replica_devices(s, d);
+  for (int d = 0; d < ranks; ++d) {
+    const std::vector<int> devs = class_devices(s, d);
     const std::vector<char> hops = ring_hop_kinds(c, s, d);
     for (std::size_t k = 0; k < rc.rep.size() && rc.class_of[d] < 0; ++k)
       if (rep_hops[k] == hops && hw::same_topology(c, rep_devices[k], devs)) rc.class_of[d] = static_cast<int>(k);
@@ -94,7 +108,7 @@ ReplicaClasses replica_classes(const hw::Cluster& c, const cost::Strategy& s, bo
 void expand_replicas(const cost::Strategy& s, const ReplicaClasses& rc, Simulation& out) {
   PipelineInput& in = out.input;
   SimResult& res = out.result;
-  const int k = in.dp, dp = s.dp, p = in.p;
+  const int k = in.dp, dp = s.dp_cp(), p = in.p;
   std::vector<WorkerInput> workers;
   std::vector<WorkerStats> stats;
   workers.reserve(static_cast<std::size_t>(p) * dp);

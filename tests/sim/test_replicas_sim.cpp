@@ -168,3 +168,21 @@ TEST(SimReplicas, RandomClustersAgreeWithFull) {
   EXPECT_GE(compared, 100);
   EXPECT_GE(aggregated, 25);
 }
+
+TEST(SimReplicas, ContextParallelRanksAggregateAndAgreeWithFull) {
+  // cp > 1: the workers are the dp·cp ranks; a rank's class also takes its cp group (ring attention) seen from
+  // its position, so the representative's costs stand for its class exactly. Classes are translations
+  // (hw::same_topology), and the cp group seen from cp rank 0 (node n, n+1) is not a translation of the one seen
+  // from cp rank 1 (n+1, n): one class per cp position, 2 here, for 8 and 8 ranks.
+  const auto m = model::with_seq(model::zoo_model("llama3-8b"), 16384);
+  const auto c = hw::resolve_cluster("dgx-h100:8", catalog());
+  const std::pair<const char*, int> cases[] = {{"dp=4,cp=2,tp=8,pp=1,mbs=1,gbs=16,schedule=1f1b,zero=1", 2},
+                                               {"dp=2,cp=2,tp=8,pp=2,mbs=1,gbs=8,schedule=1f1b,zero=3", 2}};
+  for (const auto& [text, classes] : cases) {
+    const auto s = cost::complete_strategy(cost::parse_strategy(text), m, c);
+    const Pair p = both(m, c, s);
+    EXPECT_EQ(p.full.simulated_replicas, s.dp_cp()) << text;
+    EXPECT_EQ(p.agg.simulated_replicas, classes) << text;
+    expect_same(p, text);
+  }
+}
