@@ -222,10 +222,13 @@ void run_plan(PlanArgs& a) {
   nlohmann::ordered_json trials;
   if (a.trials > 0) trials = run_plan_trials(a.model, c, r, a.trials, a.trial_steps, a.trial_timeout_s);
   if (!a.json_file.empty()) {
-    auto j = plan::plan_to_json(r, m, c, opt);
-    if (a.trials > 0) j["trials"] = trials;
-    if (a.per_stage.enabled) j["per_stage"] = per_stage;
-    write_output(a.json_file, core::dump_json(j) + "\n", "plan: --json");
+    nlohmann::ordered_json extra = nlohmann::ordered_json::object();
+    if (a.trials > 0) extra["trials"] = std::move(trials);
+    if (a.per_stage.enabled) extra["per_stage"] = std::move(per_stage);
+    // Written member by member (plan::plan_file_text): a 98,304-GPU plan file's tree would otherwise be most of
+    // the process's peak memory (issue 22: <= 100 MiB).
+    const std::string text = plan::plan_file_text(r, m, c, opt, extra);
+    write_output(a.json_file, text, "plan: --json");
     if (a.json_file != "-")
       fmt::print("plan file written to {} (read it back with `strata estimate --strategy-file {}`)\n", a.json_file,
                a.json_file);

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <vector>
 
 #include "strata/core/error.hpp"
@@ -109,6 +110,44 @@ std::string dump_json(const OrderedJson& value, int indent) {
   dump_compact(value, indent, 0, out);
   return out;
 }
+
+// The same layout as dump_compact of the whole object: "{\n", members at depth 1 joined by ",\n", "\n}".
+void JsonObjectWriter::key_prefix(std::string_view key) {
+  out_ += first_ ? "{\n" : ",\n";
+  first_ = false;
+  out_.append(static_cast<std::size_t>(indent_), ' ');
+  out_ += OrderedJson(std::string(key)).dump() + ": ";
+}
+
+void JsonObjectWriter::member(std::string_view key, const OrderedJson& value) {
+  key_prefix(key);
+  dump_compact(value, indent_, 1, out_);
+}
+
+void JsonObjectWriter::array_begin(std::string_view key) {
+  key_prefix(key);
+  first_element_ = true;
+}
+
+void JsonObjectWriter::element(const OrderedJson& value) {
+  if (value.is_primitive()) throw std::logic_error("JsonObjectWriter::element: arrays of primitives go whole");
+  out_ += first_element_ ? "[\n" : ",\n";
+  first_element_ = false;
+  out_.append(static_cast<std::size_t>(2 * indent_), ' ');
+  dump_compact(value, indent_, 2, out_);
+}
+
+void JsonObjectWriter::array_end() {
+  if (first_element_) {
+    out_ += "[]";
+    return;
+  }
+  out_ += "\n";
+  out_.append(static_cast<std::size_t>(indent_), ' ');
+  out_ += "]";
+}
+
+void JsonObjectWriter::close() { out_ += first_ ? "{}" : "\n}"; }
 
 Json parse_json_text(std::string_view text, const std::string& origin) {
   try {

@@ -18,21 +18,22 @@ core::OrderedJson candidate_json(const Candidate& cand, const hw::Cluster& c) {
   return j;
 }
 
-}  // namespace
-
-nlohmann::ordered_json plan_to_json(const PlanResult& r, const model::Model& m, const hw::Cluster& c,
-                                    const PlanOptions& opt) {
-  core::OrderedJson j;
-  j["model"] = m.name;
-  j["cluster"] = c.name;
-  j["devices"] = c.num_devices();
-  j["gbs"] = opt.global_batch;
-  j["seq"] = m.seq;
-  j["space"] = std::string(to_string(opt.space));
-  j["placement_mode"] = std::string(to_string(opt.placement));
-  if (!r.top.empty()) j["best"] = candidate_json(r.top.front(), c);
-  j["candidates"] = core::OrderedJson::array();
-  for (const auto& cand : r.top) j["candidates"].push_back(candidate_json(cand, c));
+// The plan file's members in order, handed to `sink` one at a time (member(key, value); the candidates through
+// array_begin / element / array_end), so the writer need not hold the whole tree (plan_file_text).
+template <class Sink>
+void plan_members(const PlanResult& r, const model::Model& m, const hw::Cluster& c, const PlanOptions& opt,
+                  Sink& sink) {
+  sink.member("model", m.name);
+  sink.member("cluster", c.name);
+  sink.member("devices", c.num_devices());
+  sink.member("gbs", opt.global_batch);
+  sink.member("seq", m.seq);
+  sink.member("space", std::string(to_string(opt.space)));
+  sink.member("placement_mode", std::string(to_string(opt.placement)));
+  if (!r.top.empty()) sink.member("best", candidate_json(r.top.front(), c));
+  sink.array_begin("candidates");
+  for (const auto& cand : r.top) sink.element(candidate_json(cand, c));
+  sink.array_end();
   core::OrderedJson baselines = core::OrderedJson::object(), strategies = core::OrderedJson::object(),
                     speedups = core::OrderedJson::object(), notes = core::OrderedJson::object();
   for (const auto& b : r.baselines) {
@@ -46,26 +47,69 @@ nlohmann::ordered_json plan_to_json(const PlanResult& r, const model::Model& m, 
     if (b.found && !r.top.empty())
       speedups[b.name] = b.estimate.iteration_time_s / r.top.front().estimate.iteration_time_s;
   }
-  j["baselines"] = baselines;
-  j["baseline_strategies"] = strategies;
-  j["speedups"] = speedups;
-  j["baseline_notes"] = notes;
+  sink.member("baselines", std::move(baselines));
+  sink.member("baseline_strategies", std::move(strategies));
+  sink.member("speedups", std::move(speedups));
+  sink.member("baseline_notes", std::move(notes));
   core::OrderedJson rej = core::OrderedJson::array();
   for (const auto& x : r.rejected) {
     core::OrderedJson e;
     e["reason"] = x.reason;
     e["count"] = x.count;
     e["example"] = x.example;
-    rej.push_back(e);
+    rej.push_back(std::move(e));
   }
-  j["rejected"] = rej;
-  j["explanation"] = r.explanation;
-  j["space_size"] = r.space_size;
-  j["evaluated"] = r.evaluated;
-  j["pruned_by_bound"] = r.pruned_by_bound;
-  j["splits_solved"] = r.splits_solved;
-  j["search_time_s"] = r.search_time_s;
+  sink.member("rejected", std::move(rej));
+  sink.member("explanation", r.explanation);
+  sink.member("space_size", r.space_size);
+  sink.member("evaluated", r.evaluated);
+  sink.member("pruned_by_bound", r.pruned_by_bound);
+  sink.member("splits_solved", r.splits_solved);
+  sink.member("search_time_s", r.search_time_s);
+}
+
+// Builds the tree (plan_to_json).
+struct TreeSink {
+  core::OrderedJson& j;
+  std::string array_key;
+  void member(std::string_view key, core::OrderedJson value) { j[std::string(key)] = std::move(value); }
+  void array_begin(std::string_view key) {
+    array_key = key;
+    j[array_key] = core::OrderedJson::array();
+  }
+  void element(core::OrderedJson value) { j[array_key].push_back(std::move(value)); }
+  void array_end() {}
+};
+
+// Appends the text member by member (plan_file_text).
+struct TextSink {
+  core::JsonObjectWriter& w;
+  void member(std::string_view key, const core::OrderedJson& value) { w.member(key, value); }
+  void array_begin(std::string_view key) { w.array_begin(key); }
+  void element(const core::OrderedJson& value) { w.element(value); }
+  void array_end() { w.array_end(); }
+};
+
+}  // namespace
+
+nlohmann::ordered_json plan_to_json(const PlanResult& r, const model::Model& m, const hw::Cluster& c,
+                                    const PlanOptions& opt) {
+  core::OrderedJson j;
+  TreeSink sink{j, {}};
+  plan_members(r, m, c, opt, sink);
   return j;
+}
+
+std::string plan_file_text(const PlanResult& r, const model::Model& m, const hw::Cluster& c, const PlanOptions& opt,
+                           const nlohmann::ordered_json& extra) {
+  std::string out;
+  core::JsonObjectWriter w(out);
+  TextSink sink{w};
+  plan_members(r, m, c, opt, sink);
+  for (auto it = extra.begin(); extra.is_object() && it != extra.end(); ++it) w.member(it.key(), it.value());
+  w.close();
+  out += '\n';
+  return out;
 }
 
 }  // namespace strata::plan

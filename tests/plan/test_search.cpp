@@ -9,6 +9,7 @@
 #include <random>
 
 #include "strata/core/error.hpp"
+#include "strata/core/json.hpp"
 #include "strata/cost/stage.hpp"
 #include "strata/hw/cluster.hpp"
 #include "strata/model/model.hpp"
@@ -276,6 +277,26 @@ TEST(Search, DeterministicJsonForAnyThreadCount) {
   EXPECT_TRUE(j["best"].contains("strategy"));
   EXPECT_TRUE(j["best"].contains("estimate"));
   EXPECT_TRUE(j["baselines"].contains("megatron"));
+}
+
+TEST(Search, PlanFileTextIsTheTreeDumpedMemberByMember) {
+  // plan_file_text streams the members (issue 22: no whole tree at 98k GPUs); its bytes are the tree's dump_json,
+  // with the extra members (trials, per_stage) after the rest, also with no candidate at all.
+  const auto m = model::zoo_model("amp-gpt2");
+  const auto c = hw::resolve_cluster("p3.8xlarge:3+g4dn.12xlarge:1", hw::builtin_catalog());
+  PlanOptions opt;
+  opt.global_batch = 32;
+  PlanResult r = plan(m, c, opt);
+  nlohmann::ordered_json extra = nlohmann::ordered_json::object();
+  extra["trials"] = nlohmann::ordered_json::array({nlohmann::ordered_json{{"rank", 1}}});
+  extra["per_stage"] = nlohmann::ordered_json{{"gain", 1.25}};
+  auto tree = plan_to_json(r, m, c, opt);
+  EXPECT_EQ(plan_file_text(r, m, c, opt), core::dump_json(tree) + "\n");
+  tree["trials"] = extra["trials"];
+  tree["per_stage"] = extra["per_stage"];
+  EXPECT_EQ(plan_file_text(r, m, c, opt, extra), core::dump_json(tree) + "\n");
+  r.top.clear();
+  EXPECT_EQ(plan_file_text(r, m, c, opt), core::dump_json(plan_to_json(r, m, c, opt)) + "\n");
 }
 
 TEST(Search, ReportedNumbersAreTheCostModels) {

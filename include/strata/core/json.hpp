@@ -21,6 +21,26 @@ Json parse_json_text(std::string_view text, const std::string& origin);
 Json load_json_file(const std::string& path);
 // Like OrderedJson::dump(indent), but arrays of numbers/strings/bools (placements, splits) stay on one line.
 std::string dump_json(const OrderedJson& value, int indent = 2);
+// dump_json's bytes for a top-level object written member by member, so that a large document (a 98,304-GPU
+// plan file: ~1.4 M device ids, a tree of ~45 MB) never exists as one tree: each member's tree is built, appended
+// and dropped. Arrays of objects can go element by element (array_begin / element / array_end).
+class JsonObjectWriter {
+ public:
+  explicit JsonObjectWriter(std::string& out, int indent = 2) : out_(out), indent_(indent) {}
+  void member(std::string_view key, const OrderedJson& value);
+  // An array member whose elements are objects or arrays (a primitive element throws std::logic_error: dump_json
+  // would keep such an array on one line).
+  void array_begin(std::string_view key);
+  void element(const OrderedJson& value);
+  void array_end();
+  void close();  // the closing brace ("{}" when no member was written)
+
+ private:
+  void key_prefix(std::string_view key);
+  std::string& out_;
+  int indent_;
+  bool first_ = true, first_element_ = true;
+};
 // Reads a whole text file (InputError when it cannot be read or is a directory).
 std::string read_text_file(const std::string& path);
 

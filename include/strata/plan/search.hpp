@@ -114,5 +114,10 @@ bool optimal_split(const model::Model& m, const hw::Cluster& c, cost::Strategy& 
 // (name → estimate), baseline_strategies, speedups, rejected, evaluated, space_size, search_time_s.
 nlohmann::ordered_json plan_to_json(const PlanResult& r, const model::Model& m, const hw::Cluster& c,
                                     const PlanOptions& opt);
+// The plan file's text: dump_json(plan_to_json(...)) with `extra`'s members (an object; trials, per_stage)
+// appended, and a final newline, written member by member so that the whole tree never exists at once
+// (98,304-GPU plans: the tree was most of the process's peak memory).
+std::string plan_file_text(const PlanResult& r, const model::Model& m, const hw::Cluster& c, const PlanOptions& opt,
+                           const nlohmann::ordered_json& extra = nlohmann::ordered_json::object());
 
 }  // namespace strata::plan
