@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
 
 #include "strata/cost/comm.hpp"
@@ -72,29 +73,70 @@ bool same_links(const hw::GroupLinks& a, const hw::GroupLinks& b) {
          a.max_devices_per_nic == b.max_devices_per_nic && a.num_racks == b.num_racks;
 }
 
+// The devices of a call's groups that decide its result. The groups cover stage devices [0, extent) either as
+// consecutive blocks (stride_member 1) or as interleaved residues (stride_group 1); their member pattern repeats
+// every period P = lcm(node size, block) devices. When those devices are whole identical nodes in one rack
+// (hw::identical_whole_nodes) and extent > 2P, the first two periods hold every distinct (links, concurrency):
+// a group outside them is a whole-node translation of one inside (blocks), or the same pattern repeated on more
+// nodes (residues: its node count is the window's times extent / 2P), and a NIC's load comes from the devices of
+// its own node only. Issue 22: O(period), not O(stage devices), per stage context.
+struct GroupWindow {
+  int limit;               // devices [0, limit) of the call's extent are scanned
+  double node_scale;       // the full groups' node count / the window's (1 when limit = extent)
+  bool residues = false;   // interleaved groups (each keeps its members in the window), else blocks
+};
+GroupWindow group_window(const hw::Cluster& c, std::span<const int> stage_devices, int groups, int group_size,
+                         int stride_group, int stride_member) {
+  const int extent = groups * group_size;
+  const GroupWindow full{extent, 1.0, false};
+  const bool blocks = stride_member == 1 && stride_group == group_size;
+  const bool residues = stride_group == 1 && stride_member == groups;
+  if (!blocks && !residues) return full;
+  const int block = blocks ? group_size : groups;
+  const int first = stage_devices[0];
+  for (int i = 1; i < extent; ++i)  // consecutive ids (node-major placements)
+    if (stage_devices[i] != first + i) return full;
+  const int node_size = hw::identical_whole_nodes(c, first, extent);
+  if (node_size <= 0) return full;
+  const long long period = std::lcm(static_cast<long long>(node_size), static_cast<long long>(block));
+  if (extent % period != 0 || extent <= 2 * period) return full;
+  return {static_cast<int>(2 * period), static_cast<double>(extent) / static_cast<double>(2 * period), !blocks};
+}
+
 // The α–β of `kinds` over a set of groups that communicate at the same time (the stage's tp groups, or its dp
 // groups), keeping the worst group. NIC sharing: a multi-node group's members on NIC n share it with every other
 // multi-node group member on n, so its concurrency is max over its own NICs of (load on n) / (its members on n)
 // — counted on the group's own NICs, not the stage's most crowded one. A group whose links and concurrency equal
-// the previous group's gives the same α–β (worst() is idempotent), so it is not fitted again.
+// the previous group's gives the same α–β (worst() is idempotent), so it is not fitted again; with
+// `periodic` only the groups' members inside group_window are scanned (the same result, see there).
 void groups_alpha_beta(const hw::Cluster& c, std::span<const int> stage_devices, int groups, int group_size,
                        int stride_group, int stride_member, CommOptions co, const Profile* profile, Collective k1,
-                       AlphaBeta& out1, Collective k2, AlphaBeta& out2) {
+                       AlphaBeta& out1, Collective k2, AlphaBeta& out2, bool periodic = true) {
   if (group_size <= 1) return;
-  std::vector<int> members(static_cast<std::size_t>(group_size));
+  const GroupWindow win = periodic ? group_window(c, stage_devices, groups, group_size, stride_group, stride_member)
+                                   : GroupWindow{groups * group_size, 1.0, false};
+  // Inside the window: blocks keep whole groups (fewer of them), residues keep every group with fewer members.
+  const bool windowed = win.node_scale != 1.0;
+  const int scan_groups = windowed && !win.residues ? win.limit / group_size : groups;
+  const int scan_members = windowed && win.residues ? win.limit / groups : group_size;
+  std::vector<int> members(static_cast<std::size_t>(scan_members));
   auto fill = [&](int g) {
-    for (int j = 0; j < group_size; ++j) members[j] = stage_devices[g * stride_group + j * stride_member];
+    for (int j = 0; j < scan_members; ++j) members[j] = stage_devices[g * stride_group + j * stride_member];
   };
-  std::vector<hw::GroupLinks> links(static_cast<std::size_t>(groups));
+  std::vector<hw::GroupLinks> links(static_cast<std::size_t>(scan_groups));
   NicLoad load(c);
-  for (int g = 0; g < groups; ++g) {
+  for (int g = 0; g < scan_groups; ++g) {
     fill(g);
     links[g] = hw::group_links(c, members);
+    if (windowed && win.residues) {  // the same per-node pattern on node_scale times as many nodes
+      links[g].num_nodes = static_cast<int>(std::lround(links[g].num_nodes * win.node_scale));
+      links[g].intra_node = links[g].num_nodes == 1;
+    }
     if (!links[g].intra_node)
       for (int d : members) load.add(hw::nic_of(c, d));
   }
   int last_group = -1, last_concurrent = 0;
-  for (int g = 0; g < groups; ++g) {
+  for (int g = 0; g < scan_groups; ++g) {
     const auto& l = links[g];
     int concurrent = 1;
     if (!l.intra_node) {
@@ -136,8 +178,9 @@ void StageSums::add(const LayerStageCost& l, bool is_embedding) {
   holds_embedding = holds_embedding || is_embedding;
 }
 
-StageContext make_stage_context(const model::Model& /*m*/, const hw::Cluster& c, const Strategy& s,
-                                std::span<const int> stage_devices, const CostOptions& opt) {
+namespace {
+StageContext build_stage_context(const hw::Cluster& c, const Strategy& s, std::span<const int> stage_devices,
+                                 const CostOptions& opt, bool periodic) {
   if (stage_devices.empty() || static_cast<int>(stage_devices.size()) != s.dp_cp() * s.tp)
     throw std::invalid_argument("make_stage_context: stage_devices must hold dp·cp·tp devices");
   StageContext ctx;
@@ -174,9 +217,9 @@ StageContext make_stage_context(const model::Model& /*m*/, const hw::Cluster& c,
   AlphaBeta tp_ar, tp_rs, dp_ar, dp_ag;
   // tp groups: dp groups of tp consecutive devices; dp groups: tp groups of dp devices tp apart.
   groups_alpha_beta(c, stage_devices, dp, tp, tp, 1, co, opt.profile, Collective::allreduce, tp_ar,
-                    Collective::reduce_scatter, tp_rs);
+                    Collective::reduce_scatter, tp_rs, periodic);
   groups_alpha_beta(c, stage_devices, tp, dp, 1, tp, co, opt.profile, Collective::allreduce, dp_ar,
-                    Collective::allgather, dp_ag);
+                    Collective::allgather, dp_ag, periodic);
   ctx.tp_allreduce_latency_s = tp_ar.alpha;
   ctx.tp_allreduce_s_per_byte = tp_ar.beta;
   ctx.tp_rs_latency_s = tp_rs.alpha;
@@ -190,11 +233,22 @@ StageContext make_stage_context(const model::Model& /*m*/, const hw::Cluster& c,
     // ring-attention step = one step of a ring all-gather of the cp K/V blocks (cost/context_parallel.hpp).
     AlphaBeta cp_ag, unused;
     groups_alpha_beta(c, stage_devices, tp, s.cp, 1, tp, co, opt.profile, Collective::allgather, cp_ag,
-                      Collective::reduce_scatter, unused);
+                      Collective::reduce_scatter, unused, periodic);
     ctx.cp_step_latency_s = cp_ag.alpha / (s.cp - 1);
     ctx.cp_step_s_per_byte = cp_ag.beta * s.cp / (s.cp - 1);
   }
   return ctx;
+}
+}  // namespace
+
+StageContext make_stage_context(const model::Model& /*m*/, const hw::Cluster& c, const Strategy& s,
+                                std::span<const int> stage_devices, const CostOptions& opt) {
+  return build_stage_context(c, s, stage_devices, opt, true);
+}
+
+StageContext detail::make_stage_context_every_group(const hw::Cluster& c, const Strategy& s,
+                                                    std::span<const int> stage_devices, const CostOptions& opt) {
+  return build_stage_context(c, s, stage_devices, opt, false);
 }
 
 bool is_block(model::LayerKind k) {

@@ -270,6 +270,20 @@ bool same_topology(const Cluster& c, std::span<const int> a, std::span<const int
   return true;
 }
 
+int identical_whole_nodes(const Cluster& c, int first, int count) {
+  if (c.bw_matrix || count <= 0 || first < 0 || first + count > c.num_devices()) return 0;
+  const auto& d0 = c.devices[static_cast<std::size_t>(first)];
+  const auto& dl = c.devices[static_cast<std::size_t>(first + count - 1)];
+  const Node& n0 = c.nodes[static_cast<std::size_t>(d0.node)];
+  if (d0.local_index != 0 || dl.local_index != c.nodes[static_cast<std::size_t>(dl.node)].num_devices - 1) return 0;
+  for (int node = d0.node + 1; node <= dl.node; ++node) {
+    const Node& n = c.nodes[static_cast<std::size_t>(node)];
+    if (n.rack != n0.rack || !same_node_kind(n0, n)) return 0;
+  }
+  // Device ids are node-major, so the range is exactly these nodes' devices when the counts add up.
+  return (dl.node - d0.node + 1) * n0.num_devices == count ? n0.num_devices : 0;
+}
+
 bool same_boundary_topology(const Cluster& c, std::span<const int> from, std::span<const int> to,
                             std::span<const int> pf, std::span<const int> pt) {
   if (from.empty() || to.empty() || pf.empty() || pt.empty()) return from.empty() && pf.empty() && to.empty() && pt.empty();

@@ -97,6 +97,12 @@ struct StageContext {
 };
 StageContext make_stage_context(const model::Model& m, const hw::Cluster& c, const Strategy& s,
                                 std::span<const int> stage_devices, const CostOptions& opt = {});
+namespace detail {
+// The same, fitting every tp/dp/cp group of the stage (make_stage_context scans only the first two periods of a
+// stage of whole identical nodes, cost/stage.cpp group_window): the reference its tests compare with.
+StageContext make_stage_context_every_group(const hw::Cluster& c, const Strategy& s, std::span<const int> stage_devices,
+                                            const CostOptions& opt = {});
+}  // namespace detail
 
 // What a caller that costs many strategies on the same stages (the planner) hands to estimate() through
 // CostOptions::prebuilt, so that it neither rebuilds the contexts nor re-costs the layers: stage st's context is

@@ -106,6 +106,10 @@ bool same_topology(const Cluster& c, std::span<const int> a, std::span<const int
 // The twin test of pipeline p2p times (cost::estimate, the planner's cut memo). O(list size), no allocation.
 bool same_boundary_topology(const Cluster& c, std::span<const int> from, std::span<const int> to,
                             std::span<const int> pf, std::span<const int> pt);
+// Devices [first, first + count) are whole nodes of one kind (same_node_kind: type, size, links, intra matrix) in
+// one rack, with no full bw_matrix: every translation by whole nodes inside the range maps every link query
+// (group_links, nic_of, gpus_per_nic) to the same numbers. Returns the nodes' device count, or 0 when not. O(nodes in the range), no allocation.
+int identical_whole_nodes(const Cluster& c, int first, int count);
 // Global NIC index a device's inter-node traffic leaves through (devices of a node are spread evenly over its
 // NICs: local device i uses NIC ⌊i·nics/gpus⌋; with more NICs than GPUs this is the first of its NICs).
 int nic_of(const Cluster& c, int device);
