@@ -47,6 +47,9 @@ nlohmann::ordered_json Worker::rank_json() const {
 
 namespace {
 
+// Least time the processes get to start and meet at the TCPStore (seconds), whatever --timeout says.
+constexpr double kRendezvousFloorS = 30;
+
 RunRecord merge_records(const RunOptions& o, const std::vector<nlohmann::json>& ranks, int first_step) {
   RunRecord r;
   r.plan = {{"model", to_json(o)["model"]},
@@ -152,7 +155,9 @@ RunRecord worker_run(const RunOptions& o, const DistEnv& env, const std::string&
     so.isServer = env.rank == 0;
     so.numWorkers = world;
     so.waitWorkers = true;
-    so.timeout = timeout;
+    // The store rendezvous waits for every process to start (loading libtorch takes seconds on a busy machine),
+    // which is not what --timeout bounds (a collective or p2p step): it gets at least kRendezvousFloorS.
+    so.timeout = std::max(timeout, std::chrono::milliseconds(static_cast<std::int64_t>(kRendezvousFloorS * 1000)));
     try {
       store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
     } catch (const std::exception& e) {

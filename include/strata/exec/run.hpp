@@ -60,7 +60,8 @@ struct RunOptions {
   std::uint64_t seed = 1;         // data stream and initial weights
   Optimizer optimizer = Optimizer::adam;
   double lr = 1e-3;
-  double timeout_s = 60;          // collective / p2p / rendezvous timeout; also the launcher's grace period
+  double timeout_s = 60;          // collective / p2p / rendezvous timeout (the TCPStore start-up meeting gets
+                                  // at least 30 s); also the launcher's grace period
   std::string checkpoint_dir;     // save a sharded checkpoint here after the last step ("" = none)
   std::string resume_dir;         // resume from this checkpoint ("" = start from step 0)
   int threads = 1;                // intra-op threads per rank (at::set_num_threads)
