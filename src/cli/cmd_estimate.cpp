@@ -49,7 +49,10 @@ void print_estimate(const model::Model& m, const hw::Cluster& c, const cost::Str
                core::format_seconds(e.host.busy_s), e.host.cores, core::format_seconds(e.host.blocking_s),
                core::format_seconds(e.pipeline_time_s), e.host.bound_s > e.pipeline_time_s ? " (the bound binds)" : "");
   fmt::print("throughput       {:.4g} samples/s, {:.4g} tokens/s\n", e.samples_per_s, e.tokens_per_s);
-  fmt::print("model FLOP/s     {} per GPU (MFU {})\n", core::format_flops(e.tflops_per_gpu * 1e12), pct(e.mfu));
+  // tflops_per_gpu counts the blocks' forward once more (PTD-P, Narayanan et al. 2021 eq. 3, full-recompute
+  // convention); MFU divides the model FLOPs without recompute by the peak.
+  fmt::print("FLOP/s           {} per GPU (PTD-P count, a recomputed forward included; MFU {} on model FLOPs)\n",
+             core::format_flops(e.tflops_per_gpu * 1e12), pct(e.mfu));
   fmt::print("peak memory      {} per device, {}\n\n", core::format_bytes(e.peak_memory_bytes),
              e.fits ? "fits" : "DOES NOT FIT: " + e.not_fit_reason);
   std::vector<std::vector<std::string>> rows;
@@ -158,7 +161,7 @@ void run_validate(bool json, bool fit) {
     async_rows.push_back({a.name, fmt::format("{:.3f}x", a.predicted), fmt::format("{:.3f}x", a.measured),
                           fmt::format("{:+.1f}%", a.error_pct)});
   if (!async_rows.empty())
-    fmt::print("\nAsync (overlapped) TP rows vs their vanilla-TP twins (overlap=on, docs/cost-model.md §Overlapped TP):\n{}",
+    fmt::print("\nAsync (overlapped) TP rows vs their vanilla-TP twins (overlap=async, docs/cost-model.md §Chunked collective matmul):\n{}",
                core::render_table({"rows", "predicted speedup", "measured speedup", "error"}, async_rows));
   fmt::print("Constants: data/cost_constants.json ({})\n", k.provenance);
 }
@@ -175,7 +178,8 @@ void register_estimate_commands(CLI::App& app) {
       "Strategy keys (docs/strategy.md): dp, tp, pp (dp takes the devices left; tp, pp default 1), mbs (1),\n"
       "gbs (required), v (1), schedule (gpipe|1f1b|interleaved|pipedream|2bw; 1f1b, interleaved when v>1),\n"
       "zero (0..3), recompute (none|selective|full), rlayers (per-stage recomputed layers a+b+..), sp (on|off),\n"
-      "dtype (bf16), split (layers per chunk a+b+.., embedding and head included), place (device per rank).");
+      "dtype (bf16), split (layers per chunk a+b+.., embedding and head included), place (device per rank),\n"
+      "cp (1), attention (the GPU's default kernel), overlap (off|on|async: Oases or chunked collective matmul).");
   est->add_option("--model", args->model,
                   "Built-in model name (strata models) or a model JSON file (default: the plan file's; required "
                   "otherwise unless --from gives a shape)");

@@ -127,7 +127,8 @@ void estimate_imported(const std::vector<std::string>& from, const std::string& 
   fmt::print("strategy {}\n\n", cost::to_cli_string(s));
   fmt::print("iteration time   {}\n", core::format_seconds(e.iteration_time_s));
   fmt::print("throughput       {:.4g} samples/s, {:.4g} tokens/s\n", e.samples_per_s, e.tokens_per_s);
-  fmt::print("model FLOP/s     {} per GPU (MFU {:.1f}%)\n", core::format_flops(e.tflops_per_gpu * 1e12), 100.0 * e.mfu);
+  fmt::print("FLOP/s           {} per GPU (PTD-P count, a recomputed forward included; MFU {:.1f}% on model FLOPs)\n",
+             core::format_flops(e.tflops_per_gpu * 1e12), 100.0 * e.mfu);
   fmt::print("peak memory      {} per device, {}\n", core::format_bytes(e.peak_memory_bytes),
              e.fits ? "fits" : "DOES NOT FIT: " + e.not_fit_reason);
 }

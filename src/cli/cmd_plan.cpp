@@ -55,6 +55,7 @@ std::string schedule_text(const cost::Strategy& s) {
   std::string t(cost::to_string(s.schedule));
   if (s.virtual_stages > 1) t += fmt::format(" v={}", s.virtual_stages);
   if (s.tp_overlap) t += " +tp-overlap";  // Oases (overlap=on)
+  if (s.tp_async) t += " +async-tp";      // chunked collective matmul (overlap=async)
   return t;
 }
 

@@ -59,6 +59,8 @@ CostConstants constants_from_json(const nlohmann::json& j, const std::string& or
   c.overlap_slowdown = value_of(cj, "overlap_slowdown", w, 1.0, 10.0);
   if (core::has_field(cj, "tp_overlap_slowdown"))
     c.tp_overlap_slowdown = value_of(cj, "tp_overlap_slowdown", w, 1.0, 10.0);
+  if (core::has_field(cj, "tp_async_overlap_slowdown"))
+    c.tp_async_overlap_slowdown = value_of(cj, "tp_async_overlap_slowdown", w, 1.0, 10.0);
   c.weight_bytes_per_param = value_of(cj, "weight_bytes_per_param", w, 0.0, 64.0);
   c.grad_bytes_per_param = value_of(cj, "grad_bytes_per_param", w, 0.0, 64.0);
   c.optimizer_bytes_per_param = value_of(cj, "optimizer_bytes_per_param", w, 0.0, 64.0);
@@ -96,6 +98,7 @@ nlohmann::ordered_json to_json(const CostConstants& c) {
   j["layer_overhead_s"] = c.layer_overhead_s;
   j["overlap_slowdown"] = c.overlap_slowdown;
   j["tp_overlap_slowdown"] = c.tp_overlap_slowdown;
+  j["tp_async_overlap_slowdown"] = c.tp_async_overlap_slowdown;
   j["weight_bytes_per_param"] = c.weight_bytes_per_param;
   j["grad_bytes_per_param"] = c.grad_bytes_per_param;
   j["optimizer_bytes_per_param"] = c.optimizer_bytes_per_param;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
 
 #include "strata/core/text.hpp"
@@ -43,6 +44,61 @@ struct LayerMemo {
   }
 };
 
+// estimate()'s per-call working storage. The planner calls estimate thousands of times per search; keeping
+// these vectors' capacity per thread removes about a dozen allocations per call (issue 11). `busy` guards
+// against a nested call (none exists today), which then uses storage of its own.
+struct EstimateScratch {
+  bool busy = false;
+  std::vector<StageContext> built;   // contexts of distinct stage topologies ([0, built_used))
+  std::size_t built_used = 0;
+  std::vector<LayerMemo> memos;      // [0, memos_used)
+  std::size_t memos_used = 0;
+  // ctx_of, memo_of, memo_owner, distinct, first_of_class, devs (estimate() names them) and distinct_links.
+  std::array<std::vector<int>, 6> ints;
+  std::vector<int> distinct_links;
+  std::array<std::vector<double>, 4> doubles;  // t, e, sync, first_chunk_output
+  void reset(int p, std::size_t classes) {
+    built_used = memos_used = 0;
+    built.reserve(p);  // references into built / memos stay valid while a stage is summed
+    memos.reserve(p);
+    ints[0].assign(p, -1);
+    ints[1].assign(p, -1);
+    ints[2].clear();
+    ints[3].clear();
+    ints[4].assign(classes, -1);
+    doubles[0].assign(p, 0.0);
+    doubles[1].assign(p > 1 ? p - 1 : 0, 0.0);
+    doubles[2].assign(p, 0.0);
+    doubles[3].assign(p, 0.0);
+    distinct_links.clear();
+  }
+  StageContext& push_context(const StageContext& from) {
+    if (built_used == built.size()) built.push_back(from);
+    else built[built_used] = from;  // copy-assignment keeps the devices vector's capacity
+    return built[built_used++];
+  }
+  LayerMemo& push_memo() {
+    if (memos_used == memos.size()) memos.emplace_back();
+    LayerMemo& memo = memos[memos_used++];
+    memo.entries.clear();
+    memo.last = 0;
+    return memo;
+  }
+};
+
+struct ScratchLease {
+  EstimateScratch* s;
+  EstimateScratch own;
+  ScratchLease() {
+    thread_local EstimateScratch shared;
+    s = shared.busy ? &own : &shared;
+    s->busy = true;
+  }
+  ~ScratchLease() { s->busy = false; }
+  ScratchLease(const ScratchLease&) = delete;
+  ScratchLease& operator=(const ScratchLease&) = delete;
+};
+
 // Stages whose contexts agree on every number a layer cost reads share one memo (uniform pipelines cost each
 // distinct layer once per estimate).
 bool same_numbers(const StageContext& a, const StageContext& b) {
@@ -68,25 +124,19 @@ Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s
   if (static_cast<int>(s.split.size()) != chunks ||
       (want_devices && static_cast<int>(s.placement.size()) != s.num_devices()) || s.num_devices() != c.num_devices())
     throw std::invalid_argument("estimate: strategy is not complete (call complete_strategy first)");
+  ScratchLease lease;
+  EstimateScratch& w = *lease.s;
   const auto bounds = chunk_boundaries(s);
   const std::int64_t micro = s.num_micro_batches();
 
   Estimate est;
   est.stages.resize(p);
-  // Contexts of distinct stage topologies; a twin stage points at its twin's (only the numbers are read here,
-  // so no copy per stage).
-  std::vector<StageContext> built;
-  built.reserve(p);
-  std::vector<int> ctx_of(p, -1);
-  std::vector<double> t(p, 0.0), e(p > 1 ? p - 1 : 0, 0.0), sync(p, 0.0);
-  std::vector<int> devs;
-  std::vector<double> first_chunk_output(p, 0.0);
-  std::vector<LayerMemo> memos;
-  memos.reserve(p);
-  std::vector<int> memo_of(p, -1);
-  std::vector<int> memo_owner;  // the first stage of each memo
-  std::vector<int> distinct;  // stages whose context was built (not copied)
-  std::vector<int> first_of_class(pre ? pre->class_ctx.size() : 0, -1);  // with `pre`: a class's first stage
+  // Contexts of distinct stage topologies (w.built[0, built_used)); a twin stage points at its twin's (only the
+  // numbers are read here, so no copy per stage).
+  w.reset(p, pre ? pre->class_ctx.size() : 0);
+  std::vector<StageContext>& built = w.built;
+  auto& [ctx_of, memo_of, memo_owner, distinct, first_of_class, devs] = w.ints;  // memo_owner: a memo's first
+  auto& [t, e, sync, first_chunk_output] = w.doubles;  // stage; distinct: stages whose context was built
   for (int st = 0; st < p; ++st) {
     // Stage st's devices in rank order (dp·cp rank · tp + tp_rank) are the st-th dp·cp·tp slice of the placement.
     const std::ptrdiff_t stage_size = static_cast<std::ptrdiff_t>(s.dp_cp()) * s.tp;
@@ -108,13 +158,9 @@ Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s
     if (twin >= 0) {
       ctx_of[st] = ctx_of[twin];
     } else {
-      ctx_of[st] = static_cast<int>(built.size());
-      if (pre) {
-        built.push_back(pre->class_ctx[pre->stage_class[st]]);
-        built.back().strategy = &s;
-      } else {
-        built.push_back(make_stage_context(m, c, s, devs, opt));
-      }
+      ctx_of[st] = static_cast<int>(w.built_used);
+      if (pre) w.push_context(pre->class_ctx[pre->stage_class[st]]).strategy = &s;
+      else w.push_context(make_stage_context(m, c, s, devs, opt));
       distinct.push_back(st);
     }
     const StageContext& ctx = built[ctx_of[st]];
@@ -126,12 +172,12 @@ Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s
     for (std::size_t k = 0; k < memo_owner.size() && memo_index < 0; ++k)
       if (same_numbers(built[ctx_of[memo_owner[k]]], ctx)) memo_index = static_cast<int>(k);
     if (memo_index < 0) {
-      memo_index = static_cast<int>(memos.size());
-      memos.emplace_back();
+      memo_index = static_cast<int>(w.memos_used);
+      w.push_memo();
       memo_owner.push_back(st);
     }
     memo_of[st] = memo_index;
-    LayerMemo& memo = memos[memo_index];
+    LayerMemo& memo = w.memos[memo_index];
     const StageLayerSums ls = sum_stage_layers(m, s, bounds, st, false,
                                                [&](int li, model::Recompute mode) -> const LayerStageCost& {
                                                  if (pre && !pre->shape_cost.empty() && mode == s.recompute)
@@ -162,7 +208,7 @@ Estimate estimate(const model::Model& m, const hw::Cluster& c, const Strategy& s
     se.dp_comm_s = dp_sync_exposed_time(ctx, sums.params_per_device, sums.bwd_s);
     se.optimizer_s = optimizer_step_time(ctx, sums.params_per_device);
   }
-  std::vector<int> distinct_links;  // stage boundaries whose p2p time was computed (not copied)
+  std::vector<int>& distinct_links = w.distinct_links;  // stage boundaries whose p2p time was computed
   for (int st = 0; st + 1 < p; ++st) {
     if (pre && pre->cut_time_s) {  // the caller's memo of the same p2p_time
       est.stages[st].p2p_s = e[st] = pre->cut_time_s(st, first_chunk_output[st]);

@@ -1,6 +1,6 @@
 // cost/overlap: Oases' overlapped tensor-parallel schedule (two sub-batches, one's TP collective hidden behind
-// the other's compute) — the chain formula of notes_002 §4.2 and its per-layer form used by layer_stage_cost.
-// See overlap.hpp.
+// the other's compute) — the chain formula of notes_002 §4.2 and its per-layer form used by layer_stage_cost —
+// and the chunked collective matmul (overlap=async). See overlap.hpp.
 #include "strata/cost/overlap.hpp"
 
 #include <algorithm>
@@ -65,6 +65,29 @@ void apply_tp_overlap(const model::Model& m, const model::LayerSpec& layer, cons
   out.tp_blocks_bwd = static_cast<int>(nb);
   out.tp_sub_comm_fwd_s = h.tp_comm_fwd_s;
   out.tp_sub_comm_bwd_s = h.tp_comm_bwd_s;
+}
+
+double async_block_time(double compute_s, double comm_s, int tp, double slowdown) {
+  if (tp < 2) return compute_s + comm_s;
+  const double n = tp;
+  return (n - 1.0) * overlapped_pair_time(compute_s / n, comm_s / (n - 1.0), slowdown) + compute_s / n;
+}
+
+void apply_tp_async_overlap(const StageContext& ctx, model::Recompute mode, const model::LayerCost& lc,
+                            LayerStageCost& out) {
+  const Strategy& s = *ctx.strategy;
+  if (s.tp < 2 || !s.sequence_parallel || lc.tp_allreduces_fwd <= 0) return;
+  const double gamma = ctx.constants->tp_async_overlap_slowdown;
+  // Blocks per pass as layer_stage_cost counted the collectives: forward's pairs, backward's (+ the forward's
+  // again under full recompute, + half of them under per-op SAC, which re-runs the all-gathers).
+  const double nf = lc.tp_allreduces_fwd;
+  double nb = std::max(1, lc.tp_allreduces_bwd);
+  if (mode == model::Recompute::full && lc.recompute_flops > 0) nb += nf;
+  if (mode == model::Recompute::op) nb += 0.5 * nf;
+  const double fwd = nf * async_block_time(out.fwd_compute_s / nf, out.tp_comm_fwd_s / nf, s.tp, gamma);
+  const double bwd = nb * async_block_time(out.bwd_compute_s / nb, out.tp_comm_bwd_s / nb, s.tp, gamma);
+  out.tp_comm_fwd_s = std::max(0.0, fwd - out.fwd_compute_s);
+  out.tp_comm_bwd_s = std::max(0.0, bwd - out.bwd_compute_s);
 }
 
 }  // namespace strata::cost

@@ -352,6 +352,8 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
     if (mode == model::Recompute::op && q.sequence_parallel) out.tp_comm_bwd_s += 0.5 * lc.tp_allreduces_fwd * one;
     // Oases (overlap=on): two sub-batches, each one's collectives behind the other's compute (cost/overlap).
     if (s.tp_overlap) apply_tp_overlap(m, layer, ctx, mode, lc, out);
+    // Chunked collective matmul (overlap=async): each collective hidden behind its GEMM's chunks (cost/overlap).
+    else if (s.tp_async) apply_tp_async_overlap(ctx, mode, lc, out);
   }
   // ---- memory --------------------------------------------------------------------------------------------------
   const double dp = s.dp_cp();  // ZeRO shards over the dp·cp replicas (Megatron's data-parallel group with cp)

@@ -32,6 +32,23 @@ bool parse_on_off(std::string_view text, const std::string& where, const std::st
   throw InputError(fmt::format("{}: {}: '{}' is not on/off", where, key, text));
 }
 
+// `overlap`: off | on (Oases' two sub-batches) | async (chunked collective matmul); on/off spellings as for sp.
+void parse_overlap(std::string_view text, const std::string& where, Strategy& s) {
+  if (core::to_lower(text) == "async") {
+    s.tp_async = true;
+    s.tp_overlap = false;
+    return;
+  }
+  if (core::to_lower(text) == "oases") text = "on";
+  try {
+    s.tp_overlap = parse_on_off(text, where, "overlap");
+  } catch (const InputError&) {
+    throw InputError(fmt::format("{}: overlap: '{}' is not off, on (Oases' two sub-batches) or async (chunked "
+                                 "collective matmul)", where, text));
+  }
+  s.tp_async = false;
+}
+
 // "flash" | "eager" | "auto" (= unset: the GPU's default).
 std::optional<model::AttentionKernel> parse_attention_value(std::string_view text, const std::string& where) {
   if (core::to_lower(text) == "auto") return std::nullopt;
@@ -122,7 +139,7 @@ Strategy parse_strategy(std::string_view text, const std::string& where) {
     } else if (key == "recompute") s.recompute = model::parse_recompute(value, where + ": recompute");
     else if (key == "rlayers") s.recompute_layers = parse_int_list(value, where, key, 0);
     else if (key == "sp") s.sequence_parallel = parse_on_off(value, where, key);
-    else if (key == "overlap") s.tp_overlap = parse_on_off(value, where, key);
+    else if (key == "overlap") parse_overlap(value, where, s);
     else if (key == "dtype") s.dtype = hw::parse_dtype(value, where + ": dtype");
     else if (key == "attention") s.attention = parse_attention_value(value, where + ": attention");
     else if (key == "split") s.split = parse_int_list(value, where, key, 1);
@@ -149,6 +166,7 @@ std::string stages_form_to_cli(const Strategy& s) {
   if (!s.recompute_layers.empty()) out += ",rlayers=" + join_ints(s.recompute_layers, '+');
   if (s.attention) out += fmt::format(",attention={}", model::to_string(*s.attention));
   if (s.tp_overlap) out += ",overlap=on";
+  if (s.tp_async) out += ",overlap=async";
   out += ",stages=" + detail::stages_to_cli(s.stages);
   if (const auto layers = detail::layer_groups_to_cli(s.stages); !layers.empty()) out += ",layers=" + layers;
   return out;
@@ -169,6 +187,7 @@ std::string to_cli_string(const Strategy& s) {
   if (!identity) out += ",place=" + join_ints(s.placement, '+');
   if (s.attention) out += fmt::format(",attention={}", model::to_string(*s.attention));
   if (s.tp_overlap) out += ",overlap=on";  // off (Megatron) is the default: left out
+  if (s.tp_async) out += ",overlap=async";
   if (s.cp > 1) out += fmt::format(",cp={}", s.cp);  // cp = 1 (the default) is left out
   return out;
 }
@@ -183,6 +202,7 @@ void shared_keys_to_json(const Strategy& s, nlohmann::ordered_json& j) {
   j["sp"] = s.sequence_parallel;
   j["dtype"] = std::string(hw::to_string(s.dtype));
   if (s.tp_overlap) j["overlap"] = true;  // off (Megatron) is the default: left out
+  if (s.tp_async) j["overlap"] = "async";
 }
 }  // namespace
 
@@ -247,7 +267,9 @@ Strategy strategy_from_json(const nlohmann::json& j, const std::string& origin) 
     s.recompute = model::parse_recompute(*rc, where.field("recompute").str());
   s.recompute_layers = json_int_list(j, "recompute_layers", where, 0);
   if (auto sp = core::opt_bool(j, "sp", where)) s.sequence_parallel = *sp;
-  if (auto ov = core::opt_bool(j, "overlap", where)) s.tp_overlap = *ov;
+  if (j.contains("overlap") && j["overlap"].is_string())
+    parse_overlap(j["overlap"].get<std::string>(), where.str(), s);  // "async" (or "on"/"off")
+  else if (auto ov = core::opt_bool(j, "overlap", where)) s.tp_overlap = *ov;
   if (auto dt = core::opt_string(j, "dtype", where)) s.dtype = hw::parse_dtype(*dt, where.field("dtype").str());
   s.split = json_int_list(j, "split", where, 1);
   s.placement = json_int_list(j, "placement", where, 0);
@@ -453,6 +475,12 @@ Strategy complete_strategy(Strategy s, const model::Model& m, const hw::Cluster&
   if (s.tp_overlap && s.micro_batch % 2 != 0)
     rule_error("overlap=on needs an even mbs", fmt::format("mbs = {} cannot be split into two sub-batches",
                                                            s.micro_batch));
+  // Chunked collective matmul (cost/overlap.hpp): the sequence-parallel collectives are what it splits.
+  if (s.tp_async && s.tp_overlap) rule_error("one overlap mode", "overlap=on and overlap=async exclude each other");
+  if (s.tp_async && s.tp < 2) rule_error("overlap=async needs tp >= 2", "no TP collective to overlap at tp = 1");
+  if (s.tp_async && !s.sequence_parallel)
+    rule_error("overlap=async needs sp=on", "the chunked all-gather / reduce-scatter pairs exist only with sequence "
+                                            "parallelism (Megatron: --tp-comm-overlap requires --sequence-parallel)");
   if (s.zero_stage < 0 || s.zero_stage > 3) rule_error("zero in 0..3", fmt::format("zero = {}", s.zero_stage));
   if (s.attention)
     for (const auto& g : c.gpu_types)

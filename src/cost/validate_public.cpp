@@ -121,8 +121,11 @@ Strategy row_strategy(const core::Json& row, const std::string& source) {
                 : ac.find("per-op") != std::string::npos ? model::Recompute::op
                 : ac.rfind("selective", 0) == 0 ? model::Recompute::selective : model::Recompute::none;
   s.sequence_parallel = s.tp > 1;
-  // torchtitan's "async TP" rows: TP collectives overlapped with compute (cost/overlap.hpp, overlap=on).
-  s.tp_overlap = is_async_tp(row) && s.tp > 1 && s.micro_batch % 2 == 0;
+  // Chunked collective matmul (overlap=async, cost/overlap.hpp): torchtitan's "async TP" rows, and every
+  // Megatron-Bridge row with tp > 1, whose H100 perf recipes switch TransformerEngine's userbuffers TP overlap
+  // on (Megatron-Bridge scripts/performance: comm_overlap.tp_comm_overlap with userbuffers_{bf16,fp8}_h100_
+  // h8192_tp4_mbs1_seqlen8192 for Llama 3 70B and _h16384_tp8_cp2_mbs1_seqlen8192 for Llama 3.1 405B).
+  s.tp_async = s.sequence_parallel && (is_async_tp(row) || source.rfind("megatron-bridge", 0) == 0);
   s.dtype = hw::parse_dtype(row.at("precision").get<std::string>(), "precision");
   s.attention = attention_of_source(source);
   return s;

@@ -156,6 +156,7 @@ std::string unsupported_reason(const GptDims& d, const cost::Strategy& s) {
            "reduce-scatter/all-gather: docs/executor.md)";
   if (s.tp_overlap && s.recompute == model::Recompute::full)
     return "overlap=on with recompute=full (the executor's overlapped schedule keeps its graphs: use selective)";
+  if (s.tp_async) return "overlap=async (the chunked collective matmul: costed and exported, not run: docs/executor.md)";
   if (s.recompute == model::Recompute::oases) return "recompute=oases (costed and planned, not run: docs/executor.md)";
   if (s.recompute == model::Recompute::op) return "recompute=op (torchtitan's per-op checkpointing: costed, not run)";
   if (static_cast<int>(s.split.size()) != s.pp * s.virtual_stages) return "the strategy is not complete (split)";

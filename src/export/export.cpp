@@ -29,9 +29,10 @@ Engine parse_engine(std::string_view text, const std::string& where) {
 }
 
 std::string unexpressible_feature(Engine e, const model::Model& m, const hw::Cluster& c, const cost::Strategy& s) {
-  // Oases' schedule (docs/cost-model.md §Communication) has no engine flag: Megatron's --tp-comm-overlap and
-  // torchtitan's async TP overlap differently (not mapped yet).
+  // Oases' schedule (docs/cost-model.md §Communication) has no engine flag; the chunked collective matmul
+  // (overlap=async) is Megatron's --tp-comm-overlap and torchtitan's async TP, and has no DeepSpeed form.
   if (s.tp_overlap) return "overlap=on (Oases' two-sub-batch overlapped TP)";
+  if (s.tp_async && e == Engine::deepspeed) return "overlap=async (DeepSpeed has no chunked TP collective matmul)";
   if (s.recompute == model::Recompute::oases) return "recompute=oases (Oases' cross-pass recompute)";
   if (s.recompute == model::Recompute::op && e != Engine::torchtitan)
     return "recompute=op (torchtitan's per-op checkpointing: only the torchtitan export writes it)";
@@ -53,6 +54,7 @@ std::string unexpressible_feature(Engine e, const model::Model& m, const hw::Clu
 cost::Strategy closest_expressible(Engine e, const model::Model& m, const hw::Cluster& c, cost::Strategy s) {
   const int v_before = s.virtual_stages;
   s.tp_overlap = false;                                                          // blocking TP
+  if (e == Engine::deepspeed) s.tp_async = false;
   if (s.recompute == model::Recompute::oases) s.recompute = model::Recompute::full;  // the nearest recompute
   if (s.recompute == model::Recompute::op && e != Engine::torchtitan) s.recompute = model::Recompute::full;
 

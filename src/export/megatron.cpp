@@ -146,6 +146,9 @@ std::vector<std::string> megatron_arg_list(const model::Model& m, const cost::St
     }
   }
   if (s.sequence_parallel) add(a, "--sequence-parallel");
+  // overlap=async: TransformerEngine's userbuffers overlap of the sp all-gathers / reduce-scatters with the GEMMs
+  // (requires --sequence-parallel, rule tp_comm_overlap_sp).
+  if (s.tp_async) add(a, "--tp-comm-overlap");
   add(a, "--micro-batch-size", std::to_string(s.micro_batch));
   add(a, "--global-batch-size", std::to_string(s.global_batch));
   add_recompute(a, s);

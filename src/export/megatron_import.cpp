@@ -28,7 +28,7 @@ const std::set<std::string> kSwitches = {
     "--group-query-attention", "--swiglu", "--untie-embeddings-and-output-weights", "--disable-bias-linear",
     "--sequence-parallel", "--use-distributed-optimizer", "--use-megatron-fsdp", "--use-torch-fsdp2", "--bf16",
     "--fp16", "--recompute-activations", "--account-for-embedding-in-pipeline-split",
-    "--account-for-loss-in-pipeline-split", "--squared-relu"};
+    "--account-for-loss-in-pipeline-split", "--squared-relu", "--tp-comm-overlap"};
 
 struct Flags {
   std::map<std::string, std::string> values;
@@ -256,6 +256,10 @@ Imported import_megatron_args(std::string_view args, const std::string& origin) 
   if (layers >= 1) s.split = split_of(f, layers, s.pp, s.virtual_stages);
   s.schedule = s.virtual_stages > 1 ? cost::Schedule::interleaved : cost::Schedule::one_f_one_b;
   s.sequence_parallel = f.has("--sequence-parallel");
+  if (f.has("--tp-comm-overlap")) {
+    if (!s.sequence_parallel) f.fail("--tp-comm-overlap", "requires --sequence-parallel (rule tp_comm_overlap_sp)");
+    s.tp_async = s.tp > 1;  // the chunked collective matmul (overlap=async)
+  }
   recompute_of(f, s);
   if (f.has("--use-megatron-fsdp")) {
     const std::string st = f.str("--data-parallel-sharding-strategy", "optim_grads_params");

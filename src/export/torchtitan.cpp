@@ -102,6 +102,7 @@ std::string torchtitan_toml(const model::Model& m, const hw::Cluster& c, const c
                    shard ? 1 : s.dp, shard ? s.dp : 1);
   if (shard) t += fmt::format("fsdp_reshard_after_forward = \"{}\"\n", s.zero_stage == 3 ? "always" : "never");
   t += fmt::format("tensor_parallel_degree = {}\npipeline_parallel_degree = {}\n", s.tp, s.pp);
+  if (s.tp_async) t += "enable_async_tensor_parallel = true\n";  // overlap=async: the chunked collective matmul
   t += fmt::format("pipeline_parallel_schedule = \"{}\"\n", schedule_name(s));  // (pp = 1: kept for the round trip)
   if (s.pp > 1) {
     t += fmt::format("pipeline_parallel_microbatch_size = {}\n", s.micro_batch);
@@ -114,6 +115,8 @@ std::string torchtitan_toml(const model::Model& m, const hw::Cluster& c, const c
                    op ? "selective" : std::string(model::to_string(s.recompute)));
   if (op || s.recompute == model::Recompute::selective) t += "selective_ac_option = \"op\"\n";
   if (fp8) t += "\n[quantize.linear.float8]\nrecipe_name = \"tensorwise\"\n";
+  // torchtitan's async TP is a torch.compile pass (micro-pipelined matmul + collective): compile the model.
+  if (s.tp_async) t += "\n[compile]\nenable = true\n";
   return t;
 }
 

@@ -29,6 +29,11 @@ struct Section {
     if (!j.at(key).is_string()) fail(key, "expected a string");
     return j.at(key).get<std::string>();
   }
+  bool flag(const std::string& key, bool fallback) const {
+    if (!j.contains(key)) return fallback;
+    if (!j.at(key).is_boolean()) fail(key, "expected true or false");
+    return j.at(key).get<bool>();
+  }
 };
 
 Section section(const nlohmann::json& doc, const std::string& name, const std::string& origin) {
@@ -98,6 +103,8 @@ Imported import_torchtitan_toml(std::string_view text, const std::string& origin
   s.pp = static_cast<int>(par.num("pipeline_parallel_degree", 1, 1));
   if (par.num("context_parallel_degree", 1, 1) != 1) par.fail("context_parallel_degree", "context parallelism is not modelled");
   s.sequence_parallel = s.tp > 1;
+  // Async TP: the chunked collective matmul (overlap=async; torchtitan runs it only under torch.compile).
+  s.tp_async = par.flag("enable_async_tensor_parallel", false) && s.tp > 1;
   const auto local = tr.num("local_batch_size", 8, 1);
   const auto global = tr.num("global_batch_size", -1, -1);
   if (global == 0) tr.fail("global_batch_size", "must be -1 or >= 1");

@@ -157,7 +157,7 @@ ClassCosts class_costs(const model::Model& m, const LayerIndex& li, const Degree
     std::apply([&](auto... f) { (key.push_back(static_cast<double>(f)), ...); }, ctx_key(cc.ctx[k]));
     for (double f : {double(s.dp), double(s.tp), double(s.pp), double(s.cp), double(s.global_batch),
                      double(static_cast<int>(s.dtype)), double(s.micro_batch), double(static_cast<int>(s.recompute)),
-                     double(s.sequence_parallel), double(s.zero_stage), double(s.tp_overlap),
+                     double(s.sequence_parallel), double(s.zero_stage), double(s.tp_overlap), double(s.tp_async),
                      double(static_cast<int>(s.schedule)), double(s.virtual_stages)})
       key.push_back(f);
     {

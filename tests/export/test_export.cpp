@@ -66,6 +66,7 @@ std::optional<Case> random_case(std::mt19937& rng) {
   s.zero_stage = pick(4);
   s.recompute = static_cast<model::Recompute>(pick(3));
   s.sequence_parallel = pick(2) == 1;
+  s.tp_async = s.sequence_parallel && s.tp > 1 && pick(3) == 0;  // overlap=async (Megatron, torchtitan)
   const hw::Dtype dts[] = {hw::Dtype::bf16, hw::Dtype::bf16, hw::Dtype::fp16, hw::Dtype::fp32, hw::Dtype::tf32};
   s.dtype = dts[pick(5)];
   const int chunks = s.pp * s.virtual_stages, chain = static_cast<int>(k.m.layers.size());

@@ -48,6 +48,9 @@ struct CostConstants {
   // The same for Oases' overlapped tensor parallelism (cost/overlap.hpp): a sub-batch's GEMMs and the other
   // sub-batch's TP collective share SMs and memory bandwidth (data/cost_constants.json says where it comes from).
   double tp_overlap_slowdown = 1.3;
+  // The same for the chunked collective matmul (`overlap=async`, cost/overlap.hpp): a GEMM chunk and the
+  // next chunk's all-gather / reduce-scatter transfer share SMs and memory bandwidth.
+  double tp_async_overlap_slowdown = 1.3;
   // Mixed-precision bytes per parameter (Korthikanti §5 / ZeRO paper): fp16/bf16 weights, fp32 main grads,
   // fp32 master weights + Adam m, v.
   double weight_bytes_per_param = 2;

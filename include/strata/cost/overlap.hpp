@@ -36,4 +36,20 @@ double overlapped_block_time(double compute_s, double comm_s, double slowdown);
 void apply_tp_overlap(const model::Model& m, const model::LayerSpec& layer, const StageContext& ctx,
                       model::Recompute mode, const model::LayerCost& lc, LayerStageCost& out);
 
+// Chunked collective matmul (`overlap=async`; Wang et al., ASPLOS 2023, "Overlap Communication with Dependent
+// Computation via Decomposition"; Megatron/TransformerEngine --tp-comm-overlap, torchtitan async TP). Each
+// sequence-parallel all-gather (before a column-parallel GEMM) or reduce-scatter (after a row-parallel GEMM)
+// is cut into n = tp ring steps; step k's transfer (d/(n−1)) runs beside GEMM chunk k (c/n), and one GEMM chunk
+// has no transfer beside it (the ring's fill or drain):
+//
+//   T_block(c, d) = (n − 1)·ov(c/n, d/(n − 1)) + c/n      ov as above, γ = tp_async_overlap_slowdown
+//
+// c = a block's compute (the layer's pass compute over its collectives), d = its collective (RS + AG pair).
+// d ≤ c·(n−1)/n gives c + (γ − 1)·d: only the contention stays exposed; c = 0 gives d (nothing to hide).
+double async_block_time(double compute_s, double comm_s, int tp, double slowdown);
+// Re-times `out` (TP collectives blocking) with async_block_time per block; compute unchanged, tp_comm_*_s the
+// exposed remainder. No-op without sequence parallelism or a TP collective.
+void apply_tp_async_overlap(const StageContext& ctx, model::Recompute mode, const model::LayerCost& lc,
+                            LayerStageCost& out);
+
 }  // namespace strata::cost

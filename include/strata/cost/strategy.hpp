@@ -73,6 +73,10 @@ struct Strategy {
   // Oases overlapped tensor parallelism (`overlap=on`, cost/overlap.hpp): every layer splits the micro-batch in
   // two sub-batches and runs one's TP collective while the other computes. Off = Megatron (blocking TP).
   bool tp_overlap = false;
+  // Chunked collective matmul (`overlap=async`, cost/overlap.hpp): each sequence-parallel all-gather /
+  // reduce-scatter is split into tp chunks that overlap the neighbouring GEMM's chunks (Megatron/TE
+  // --tp-comm-overlap, torchtitan async TP). Needs sp = on; any mbs. Exclusive with tp_overlap.
+  bool tp_async = false;
   hw::Dtype dtype = hw::Dtype::bf16;     // compute dtype (mixed precision)
   // Attention kernel; unset = the default of each stage's GPU (attention_kernel_for: flash where supported).
   std::optional<model::AttentionKernel> attention;

@@ -66,10 +66,10 @@ CostConstants fit_fp8_to_public_rows(const CostConstants& start);
 // cudnn_attention_efficiency to the NeMo long-sequence rows (cuDNN fused attention on H100).
 CostConstants fit_flash1_to_foundry_rows(const CostConstants& start);
 CostConstants fit_cudnn_to_nemo_rows(const CostConstants& start);
-// Every fit to the public rows in order (H100 factor with flash1, cudnn with fp8, then the TP overlap slowdown),
-// starting from constants already fitted to Table 5.
+// Every fit to the public rows in order (the async-TP slowdown, H100 factor with flash1, cudnn with fp8, then the
+// async-TP slowdown again), starting from constants already fitted to Table 5.
 CostConstants fit_public_constants(const CostConstants& start);
-// Fits tp_overlap_slowdown alone to the async-TP rows of the public training rows: the mean absolute % error of
+// Fits tp_async_overlap_slowdown (overlap=async) alone to the async-TP rows of the public training rows: the mean absolute % error of
 // their predicted speedup over the vanilla-TP twin (grid 1.00..3.00, step 0.01); the other constants are kept.
 CostConstants fit_tp_overlap_to_async_rows(const CostConstants& start);
 

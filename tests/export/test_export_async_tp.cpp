@@ -1,0 +1,33 @@
+// tests/export/test_export_async_tp: overlap=async (the chunked collective matmul) in the engine configs —
+// Megatron's --tp-comm-overlap and torchtitan's [parallelism] enable_async_tensor_parallel (with [compile]
+// enable, which torchtitan's async TP needs), each read back; DeepSpeed has no form of it.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "strata/cost/strategy.hpp"
+#include "strata/export/export.hpp"
+#include "strata/hw/cluster.hpp"
+#include "strata/model/model.hpp"
+
+namespace strata {
+namespace {
+
+TEST(AsyncExport, MegatronAndTorchtitanCarryItAndReadItBack) {
+  const auto m = model::zoo_model("llama3-8b");
+  const auto c = hw::resolve_cluster("dgx-h100:2", hw::builtin_catalog());
+  const auto s = cost::complete_strategy(cost::parse_strategy("dp=2,tp=8,mbs=1,gbs=16,sp=on,overlap=async"), m, c);
+  using exporter::Engine;
+  const std::string meg = exporter::export_strategy(Engine::megatron, m, c, s).text;
+  EXPECT_NE(meg.find("--tp-comm-overlap"), std::string::npos) << meg;
+  EXPECT_TRUE(exporter::import_megatron_args(meg, "t").strategy.tp_async);
+  const std::string tt = exporter::export_strategy(Engine::torchtitan, m, c, s).text;
+  EXPECT_NE(tt.find("enable_async_tensor_parallel = true"), std::string::npos) << tt;
+  EXPECT_NE(tt.find("[compile]\nenable = true"), std::string::npos) << tt;
+  EXPECT_TRUE(exporter::import_torchtitan_toml(tt, "t").strategy.tp_async);
+  EXPECT_NE(exporter::unexpressible_feature(Engine::deepspeed, m, c, s).find("overlap=async"), std::string::npos);
+  EXPECT_EQ(exporter::unexpressible_feature(Engine::megatron, m, c, s), "");
+}
+
+}  // namespace
+}  // namespace strata
