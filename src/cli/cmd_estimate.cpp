@@ -119,7 +119,8 @@ void run_validate(bool json, bool fit) {
   if (fit) {
     std::fprintf(stderr, "validate: fitting gemm efficiency and NVLink efficiency to Table 5, the H100 factor to the bf16 H100 "
                          "rows with FlashAttention v1 to the llm-foundry rows, cuDNN fused attention to the NeMo long-sequence rows with "
-                         "fp8 GEMM efficiency to the fp8 rows, the TP overlap slowdown to the async-TP speedups...\n");
+                         "fp8 GEMM efficiency to the fp8 rows, eager element-wise kernels to the A100 llm-foundry rows, the TP overlap "
+                         "slowdown to the async-TP speedups...\n");
     // Table 5 first (A100), then the H100 factor on bf16 H100 rows, then fp8 on the fp8 rows (all H100).
     const auto fitted = cost::fit_public_constants(cost::fit_constants_to_table5(k));
     fmt::print("{}\n", cost::to_json(fitted).dump(2));
@@ -163,6 +164,14 @@ void run_validate(bool json, bool fit) {
   if (!async_rows.empty())
     fmt::print("\nAsync (overlapped) TP rows vs their vanilla-TP twins (overlap=async, docs/cost-model.md §Chunked collective matmul):\n{}",
                core::render_table({"rows", "predicted speedup", "measured speedup", "error"}, async_rows));
+  std::vector<std::vector<std::string>> layer_rows;
+  for (const auto& a : r.measured_layers)
+    layer_rows.push_back({a.dataset, a.name, a.metric, fmt::format("{:.3f}", a.predicted),
+                          fmt::format("{:.3f}", a.measured), fmt::format("{:+.1f}%", a.error_pct)});
+  if (!layer_rows.empty())
+    fmt::print("\nOne block measured by strata on GPUs (scripts/gpu_layer_profile.py, compute only; a check, not "
+               "fitted; docs/cost-model.md §Measured GPU layers):\n{}",
+               core::render_table({"dataset", "case", "metric", "predicted", "measured", "error"}, layer_rows));
   fmt::print("Constants: data/cost_constants.json ({})\n", k.provenance);
 }
 
@@ -179,7 +188,8 @@ void register_estimate_commands(CLI::App& app) {
       "gbs (required), v (1), schedule (gpipe|1f1b|interleaved|pipedream|2bw; 1f1b, interleaved when v>1),\n"
       "zero (0..3), recompute (none|selective|full), rlayers (per-stage recomputed layers a+b+..), sp (on|off),\n"
       "dtype (bf16), split (layers per chunk a+b+.., embedding and head included), place (device per rank),\n"
-      "cp (1), attention (the GPU's default kernel), overlap (off|on|async: Oases or chunked collective matmul).");
+      "cp (1), attention (the GPU's default kernel), overlap (off|on|async: Oases or chunked collective matmul),\n"
+      "elementwise (fused|eager: fused kernels or one PyTorch kernel per op; fused).");
   est->add_option("--model", args->model,
                   "Built-in model name (strata models) or a model JSON file (default: the plan file's; required "
                   "otherwise unless --from gives a shape)");

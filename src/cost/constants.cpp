@@ -51,6 +51,8 @@ CostConstants constants_from_json(const nlohmann::json& j, const std::string& or
     c.flash_attention_efficiency = value_of(cj, "flash_attention_efficiency", w, 0.01, 1.0);
   if (core::has_field(cj, "flash1_attention_efficiency"))
     c.flash1_attention_efficiency = value_of(cj, "flash1_attention_efficiency", w, 0.01, 1.0);
+  if (core::has_field(cj, "eager_elementwise_efficiency"))
+    c.eager_elementwise_efficiency = value_of(cj, "eager_elementwise_efficiency", w, 0.01, 1.0);
   if (core::has_field(cj, "cudnn_attention_efficiency"))
     c.cudnn_attention_efficiency = value_of(cj, "cudnn_attention_efficiency", w, 0.01, 1.0);
   c.intra_node_bw_efficiency = value_of(cj, "intra_node_bw_efficiency", w, 0.01, 1.0);
@@ -87,6 +89,7 @@ nlohmann::ordered_json to_json(const CostConstants& c) {
   j["gemm_half_flops"] = c.gemm_half_flops;
   j["fp32_gemm_max_efficiency"] = c.fp32_gemm_max_efficiency;
   j["memory_bw_efficiency"] = c.memory_bw_efficiency;
+  j["eager_elementwise_efficiency"] = c.eager_elementwise_efficiency;
   j["flash_attention_efficiency"] = c.flash_attention_efficiency;
   j["flash1_attention_efficiency"] = c.flash1_attention_efficiency;
   j["cudnn_attention_efficiency"] = c.cudnn_attention_efficiency;

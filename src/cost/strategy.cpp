@@ -49,6 +49,15 @@ void parse_overlap(std::string_view text, const std::string& where, Strategy& s)
   s.tp_async = false;
 }
 
+// `elementwise`: fused (the default: Megatron-core / TransformerEngine kernels, torchtitan under torch.compile) |
+// eager (one PyTorch kernel per element-wise op).
+bool parse_eager_elementwise(std::string_view text, const std::string& where) {
+  const auto t = core::to_lower(text);
+  if (t == "fused") return false;
+  if (t == "eager") return true;
+  throw InputError(fmt::format("{}: elementwise: '{}' is not fused or eager", where, text));
+}
+
 // "flash" | "eager" | "auto" (= unset: the GPU's default).
 std::optional<model::AttentionKernel> parse_attention_value(std::string_view text, const std::string& where) {
   if (core::to_lower(text) == "auto") return std::nullopt;
@@ -58,7 +67,8 @@ std::optional<model::AttentionKernel> parse_attention_value(std::string_view tex
 const std::vector<std::string>& valid_keys() {
   static const std::vector<std::string> keys = {"dp",   "tp",       "pp",     "mbs", "gbs",  "v",     "schedule",
                                                 "zero", "recompute", "rlayers", "sp", "dtype", "split", "place",
-                                                "attention", "stages", "layers", "overlap", "cp"};
+                                                "attention", "stages", "layers", "overlap", "cp",
+                                                "elementwise"};
   return keys;
 }
 
@@ -142,6 +152,7 @@ Strategy parse_strategy(std::string_view text, const std::string& where) {
     else if (key == "overlap") parse_overlap(value, where, s);
     else if (key == "dtype") s.dtype = hw::parse_dtype(value, where + ": dtype");
     else if (key == "attention") s.attention = parse_attention_value(value, where + ": attention");
+    else if (key == "elementwise") s.eager_elementwise = parse_eager_elementwise(value, where);
     else if (key == "split") s.split = parse_int_list(value, where, key, 1);
     else if (key == "place") s.placement = parse_int_list(value, where, key, 0);
     else if (key == "stages") s.stages = detail::parse_stages(value, where);
@@ -167,6 +178,7 @@ std::string stages_form_to_cli(const Strategy& s) {
   if (s.attention) out += fmt::format(",attention={}", model::to_string(*s.attention));
   if (s.tp_overlap) out += ",overlap=on";
   if (s.tp_async) out += ",overlap=async";
+  if (s.eager_elementwise) out += ",elementwise=eager";
   out += ",stages=" + detail::stages_to_cli(s.stages);
   if (const auto layers = detail::layer_groups_to_cli(s.stages); !layers.empty()) out += ",layers=" + layers;
   return out;
@@ -188,6 +200,7 @@ std::string to_cli_string(const Strategy& s) {
   if (s.attention) out += fmt::format(",attention={}", model::to_string(*s.attention));
   if (s.tp_overlap) out += ",overlap=on";  // off (Megatron) is the default: left out
   if (s.tp_async) out += ",overlap=async";
+  if (s.eager_elementwise) out += ",elementwise=eager";  // fused (the default) is left out
   if (s.cp > 1) out += fmt::format(",cp={}", s.cp);  // cp = 1 (the default) is left out
   return out;
 }
@@ -203,6 +216,7 @@ void shared_keys_to_json(const Strategy& s, nlohmann::ordered_json& j) {
   j["dtype"] = std::string(hw::to_string(s.dtype));
   if (s.tp_overlap) j["overlap"] = true;  // off (Megatron) is the default: left out
   if (s.tp_async) j["overlap"] = "async";
+  if (s.eager_elementwise) j["elementwise"] = "eager";  // fused (the default) is left out
 }
 }  // namespace
 
@@ -239,7 +253,7 @@ Strategy strategy_from_json(const nlohmann::json& j, const std::string& origin) 
   core::expect_object(j, where);
   static const std::set<std::string> known = {"dp",  "tp",       "pp",  "mbs",   "gbs",   "v",        "schedule",
                                               "zero", "recompute", "recompute_layers", "sp", "dtype", "split",
-                                              "placement", "attention", "stages", "overlap", "cp"};
+                                              "placement", "attention", "stages", "overlap", "cp", "elementwise"};
   for (const auto& [k, _] : j.items())
     if (!known.count(k))
       core::fail(where.field(k), fmt::format("unknown field (valid: {})",
@@ -271,6 +285,8 @@ Strategy strategy_from_json(const nlohmann::json& j, const std::string& origin) 
     parse_overlap(j["overlap"].get<std::string>(), where.str(), s);  // "async" (or "on"/"off")
   else if (auto ov = core::opt_bool(j, "overlap", where)) s.tp_overlap = *ov;
   if (auto dt = core::opt_string(j, "dtype", where)) s.dtype = hw::parse_dtype(*dt, where.field("dtype").str());
+  if (auto ew = core::opt_string(j, "elementwise", where))
+    s.eager_elementwise = parse_eager_elementwise(*ew, where.str());
   s.split = json_int_list(j, "split", where, 1);
   s.placement = json_int_list(j, "placement", where, 0);
   if (auto at = core::opt_string(j, "attention", where))

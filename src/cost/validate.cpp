@@ -133,6 +133,7 @@ void mosaic_rows(const CostConstants& k, const hw::Catalog& catalog, std::vector
     s.recompute = ac ? model::Recompute::full : model::Recompute::none;
     s.dtype = hw::Dtype::bf16;
     s.attention = detail::attention_of_source("mosaicml");  // llm-foundry's stack: FlashAttention v1
+    s.eager_elementwise = true;                               // ... and eager PyTorch element-wise ops
     s = complete_strategy(s, m, c);
     CostOptions opt;
     opt.constants = &k;
@@ -238,6 +239,7 @@ ValidationReport validate_calibration(const CostConstants& k) {
   summarise(r.rows, "mosaicml", r.mosaicml_mean_abs_pct, r.mosaicml_max_abs_pct);
   detail::public_rows(k, catalog, r.rows, r.skipped, {}, {}, &r.async_tp_speedup);
   r.sources = source_summaries(r.rows, r.skipped);
+  detail::measured_layer_rows(k, catalog, r.measured_layers);
   return r;
 }
 
@@ -271,6 +273,10 @@ nlohmann::ordered_json to_json(const ValidationReport& r) {
   for (const auto& a : r.async_tp_speedup)
     j["async_tp_speedup"].push_back({{"name", a.name}, {"predicted", a.predicted}, {"measured", a.measured},
                                      {"error_pct", a.error_pct}});
+  j["measured_layers"] = nlohmann::ordered_json::array();
+  for (const auto& a : r.measured_layers)
+    j["measured_layers"].push_back({{"dataset", a.dataset}, {"name", a.name}, {"metric", a.metric},
+                                    {"predicted", a.predicted}, {"measured", a.measured}, {"error_pct", a.error_pct}});
   j["skipped"] = nlohmann::ordered_json::array();
   for (const auto& s : r.skipped)
     j["skipped"].push_back({{"dataset", s.dataset}, {"name", s.name}, {"reason", s.reason}});
@@ -353,8 +359,11 @@ CostConstants fit_h100_to_public_rows(const CostConstants& start) {
   return fit_one(
       start, 0.3,
       [](CostConstants& k, double v) {
-        std::erase_if(k.gpu_compute_efficiency, [](const auto& e) { return e.first == "h100-sxm"; });
+        // The H200 has the H100 SXM's compute die (132 SMs, same clocks and peaks): the factor applies to both.
+        std::erase_if(k.gpu_compute_efficiency,
+                      [](const auto& e) { return e.first == "h100-sxm" || e.first == "h200"; });
         k.gpu_compute_efficiency.emplace_back("h100-sxm", v);
+        k.gpu_compute_efficiency.emplace_back("h200", v);
       },
       "bf16", "H100");
 }
@@ -369,6 +378,13 @@ CostConstants fit_flash1_to_foundry_rows(const CostConstants& start) {
       start, 0.05, [](CostConstants& k, double v) { k.flash1_attention_efficiency = v; }, "", "", "llm-foundry");
 }
 
+CostConstants fit_eager_to_foundry_a100_rows(const CostConstants& start) {
+  // The A100 llm-foundry rows: eager element-wise ops without the H100 factor (which is fitted on the H100 rows).
+  return fit_one(
+      start, 0.05, [](CostConstants& k, double v) { k.eager_elementwise_efficiency = v; }, "bf16", "A100",
+      "llm-foundry");
+}
+
 CostConstants fit_cudnn_to_nemo_rows(const CostConstants& start) {
   return fit_one(
       start, 0.05, [](CostConstants& k, double v) { k.cudnn_attention_efficiency = v; }, "", "", "nemo-long-seq");
@@ -381,7 +397,8 @@ CostConstants fit_public_constants(const CostConstants& start) {
   // The async-TP contention first (a speedup ratio, nearly independent of the compute constants; the
   // Megatron-Bridge fp8 rows run with it), and once more at the end with the fitted compute constants.
   CostConstants k = fit_tp_overlap_to_async_rows(start);
-  for (int round = 0; round < 3; ++round) k = fit_flash1_to_foundry_rows(fit_h100_to_public_rows(k));
+  for (int round = 0; round < 3; ++round)
+    k = fit_flash1_to_foundry_rows(fit_h100_to_public_rows(fit_eager_to_foundry_a100_rows(k)));
   for (int round = 0; round < 3; ++round) k = fit_fp8_to_public_rows(fit_cudnn_to_nemo_rows(k));
   return fit_tp_overlap_to_async_rows(k);
 }

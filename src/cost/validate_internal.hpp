@@ -15,7 +15,7 @@ namespace strata::cost::detail {
 // "megatron-bridge", "nemo-long-seq", "torchtitan"), metric = the source's published throughput metric.
 // Filters for fitting: `only_dtype` (non-empty) keeps the rows of that precision ("fp8"), `gpu_contains` the rows
 // whose published GPU type contains it ("H100"). Rows measured with asynchronous TP (torchtitan "async TP") are
-// costed with overlap=on under dataset "<source> async-TP"; with `async_tp_speedups`, each one's predicted and
+// costed with overlap=async under dataset "<source> async-TP"; with `async_tp_speedups`, each one's predicted and
 // measured speedup over the "vanilla TP" row before it is added there.
 // The fused attention kernel that the stack of a calibration source ran (validate_public.cpp).
 model::AttentionKernel attention_of_source(const std::string& source);
@@ -26,5 +26,10 @@ void public_rows(const CostConstants& k, const hw::Catalog& catalog, std::vector
                  std::vector<ValidationRow>* async_tp_speedups = nullptr, const std::string& source_only = {});
 
 double pct_error(double predicted, double measured);
+
+// Per-layer forward/backward (and projection-GEMM) times measured on GPUs by scripts/gpu_layer_profile.py
+// (data/calibration/gpu_layer_*.json) against layer_stage_cost's compute of the same shard, in ms
+// (validate_layers.cpp). Never fitted.
+void measured_layer_rows(const CostConstants& k, const hw::Catalog& catalog, std::vector<ValidationRow>& out);
 
 }  // namespace strata::cost::detail

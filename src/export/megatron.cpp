@@ -93,6 +93,8 @@ std::string megatron_problem(const model::Model& m, const cost::Strategy& s) {
   if (shape->activation == model::Activation::relu) return "ReLU MLP activation (Megatron has GELU, SwiGLU, squared ReLU)";
   if (shape->norm == model::Norm::none) return "blocks without normalization (Megatron: LayerNorm or RMSNorm)";
   if (s.schedule == cost::Schedule::gpipe) return "the gpipe schedule (Megatron runs 1F1B or interleaved 1F1B)";
+  if (s.eager_elementwise)
+    return "elementwise=eager (Megatron-core's TransformerEngine layers fuse the norms, RoPE and SwiGLU)";
   if (s.schedule == cost::Schedule::pipedream || s.schedule == cost::Schedule::two_bw)
     return fmt::format("the asynchronous {} schedule (Megatron's schedules are synchronous)", cost::to_string(s.schedule));
   if (s.schedule == cost::Schedule::interleaved && s.virtual_stages < 2)
@@ -111,6 +113,7 @@ std::string megatron_problem(const model::Model& m, const cost::Strategy& s) {
 
 void megatron_closest(const model::Model& m, cost::Strategy& s) {
   (void)m;
+  s.eager_elementwise = false;  // Megatron's fused kernels
   if (s.schedule != cost::Schedule::interleaved || s.virtual_stages < 2) {
     s.schedule = cost::Schedule::one_f_one_b;
     s.virtual_stages = 1;

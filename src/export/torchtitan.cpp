@@ -58,6 +58,8 @@ std::string torchtitan_problem(const model::Model& m, const cost::Strategy& s) {
     return fmt::format("the asynchronous {} schedule (torchtitan's schedules are synchronous)", cost::to_string(s.schedule));
   if (s.schedule == cost::Schedule::interleaved && s.virtual_stages < 2)
     return "the interleaved schedule with v = 1 (Interleaved1F1B needs >= 2 stages per rank)";
+  if (s.eager_elementwise && s.tp_async)
+    return "elementwise=eager with overlap=async (torchtitan's async TP runs under torch.compile, which fuses them)";
   if (s.zero_stage == 1) return "ZeRO-1 (torchtitan shards with FSDP2: ZeRO-3, or ZeRO-2 without resharding)";
   if (s.zero_stage > 1 && s.dp == 1) return "a ZeRO stage with dp = 1 (nothing to shard over)";
   if (s.tp > 1 && !s.sequence_parallel)
@@ -71,6 +73,7 @@ std::string torchtitan_problem(const model::Model& m, const cost::Strategy& s) {
 
 void torchtitan_closest(const model::Model& m, cost::Strategy& s) {
   (void)m;
+  if (s.tp_async) s.eager_elementwise = false;  // async TP is compiled
   if (s.schedule == cost::Schedule::pipedream || s.schedule == cost::Schedule::two_bw ||
       (s.schedule == cost::Schedule::interleaved && s.virtual_stages < 2)) {
     s.schedule = cost::Schedule::one_f_one_b;
@@ -115,8 +118,9 @@ std::string torchtitan_toml(const model::Model& m, const hw::Cluster& c, const c
                    op ? "selective" : std::string(model::to_string(s.recompute)));
   if (op || s.recompute == model::Recompute::selective) t += "selective_ac_option = \"op\"\n";
   if (fp8) t += "\n[quantize.linear.float8]\nrecipe_name = \"tensorwise\"\n";
-  // torchtitan's async TP is a torch.compile pass (micro-pipelined matmul + collective): compile the model.
-  if (s.tp_async) t += "\n[compile]\nenable = true\n";
+  // Fused element-wise kernels (the cost model's default) are torchtitan's torch.compile; its async TP is a
+  // compile pass too (micro-pipelined matmul + collective). elementwise=eager: torchtitan's default, no compile.
+  if (!s.eager_elementwise) t += "\n[compile]\nenable = true\n";
   return t;
 }
 

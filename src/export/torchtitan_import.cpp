@@ -87,6 +87,7 @@ Imported import_torchtitan_toml(std::string_view text, const std::string& origin
   const nlohmann::json doc = parse_toml(text, origin);
   const Section tr = section(doc, "training", origin), par = section(doc, "parallelism", origin);
   const Section ac = section(doc, "activation_checkpoint", origin), mod = section(doc, "model", origin);
+  const Section compile = section(doc, "compile", origin);
   Imported im;
   im.engine = Engine::torchtitan;
   cost::Strategy& s = im.strategy;
@@ -105,6 +106,8 @@ Imported import_torchtitan_toml(std::string_view text, const std::string& origin
   s.sequence_parallel = s.tp > 1;
   // Async TP: the chunked collective matmul (overlap=async; torchtitan runs it only under torch.compile).
   s.tp_async = par.flag("enable_async_tensor_parallel", false) && s.tp > 1;
+  // torch.compile fuses the element-wise ops; without it (torchtitan's default) each runs as its own kernel.
+  s.eager_elementwise = !compile.flag("enable", false);
   const auto local = tr.num("local_batch_size", 8, 1);
   const auto global = tr.num("global_batch_size", -1, -1);
   if (global == 0) tr.fail("global_batch_size", "must be -1 or >= 1");

@@ -158,6 +158,7 @@ ClassCosts class_costs(const model::Model& m, const LayerIndex& li, const Degree
     for (double f : {double(s.dp), double(s.tp), double(s.pp), double(s.cp), double(s.global_batch),
                      double(static_cast<int>(s.dtype)), double(s.micro_batch), double(static_cast<int>(s.recompute)),
                      double(s.sequence_parallel), double(s.zero_stage), double(s.tp_overlap), double(s.tp_async),
+                     double(s.eager_elementwise),
                      double(static_cast<int>(s.schedule)), double(s.virtual_stages)})
       key.push_back(f);
     {

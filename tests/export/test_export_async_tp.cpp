@@ -29,5 +29,29 @@ TEST(AsyncExport, MegatronAndTorchtitanCarryItAndReadItBack) {
   EXPECT_EQ(exporter::unexpressible_feature(Engine::megatron, m, c, s), "");
 }
 
+TEST(ElementwiseExport, TorchtitanCompilesFusedKernelsAndMegatronRefusesEager) {
+  // Fused element-wise kernels (the default) are torchtitan's torch.compile; eager is its default (no [compile]).
+  const auto m = model::zoo_model("llama3-8b");
+  const auto c = hw::resolve_cluster("dgx-h100:2", hw::builtin_catalog());
+  using exporter::Engine;
+  const auto fused = cost::complete_strategy(cost::parse_strategy("dp=2,tp=8,mbs=1,gbs=16,sp=on"), m, c);
+  const auto eager = cost::complete_strategy(cost::parse_strategy("dp=2,tp=8,mbs=1,gbs=16,sp=on,elementwise=eager"), m, c);
+  const std::string tf = exporter::export_strategy(Engine::torchtitan, m, c, fused).text;
+  const std::string te = exporter::export_strategy(Engine::torchtitan, m, c, eager).text;
+  EXPECT_NE(tf.find("[compile]\nenable = true"), std::string::npos) << tf;
+  EXPECT_EQ(te.find("[compile]"), std::string::npos) << te;
+  EXPECT_FALSE(exporter::import_torchtitan_toml(tf, "t").strategy.eager_elementwise);
+  EXPECT_TRUE(exporter::import_torchtitan_toml(te, "t").strategy.eager_elementwise);
+  EXPECT_NE(exporter::unexpressible_feature(Engine::megatron, m, c, eager).find("elementwise=eager"), std::string::npos);
+  EXPECT_FALSE(exporter::closest_expressible(Engine::megatron, m, c, eager).eager_elementwise);
+  EXPECT_FALSE(exporter::import_megatron_args(exporter::export_strategy(Engine::megatron, m, c, fused).text, "t")
+                   .strategy.eager_elementwise);
+  // Async TP is compiled: eager with it has no torchtitan form, and the closest plan is fused.
+  const auto both = cost::complete_strategy(
+      cost::parse_strategy("dp=2,tp=8,mbs=1,gbs=16,sp=on,overlap=async,elementwise=eager"), m, c);
+  EXPECT_NE(exporter::unexpressible_feature(Engine::torchtitan, m, c, both).find("elementwise=eager"), std::string::npos);
+  EXPECT_FALSE(exporter::closest_expressible(Engine::torchtitan, m, c, both).eager_elementwise);
+}
+
 }  // namespace
 }  // namespace strata

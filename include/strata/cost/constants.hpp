@@ -38,6 +38,10 @@ struct CostConstants {
   double cudnn_attention_efficiency = 0.5;
   // Achievable fraction of HBM bandwidth for element-wise kernels (norms, softmax, activations, dropout).
   double memory_bw_efficiency = 0.7;
+  // Element-wise ops run one PyTorch kernel each (`elementwise=eager`: torchtitan without torch.compile,
+  // llm-foundry) instead of fused (Megatron-core/TransformerEngine fused norm, RoPE, SwiGLU and residual kernels):
+  // their traffic takes 1/eager_elementwise_efficiency times as long (fitted, data/cost_constants.json).
+  double eager_elementwise_efficiency = 1.0;
   // Achievable fraction of link bandwidth for collectives inside a node / across nodes.
   double intra_node_bw_efficiency = 0.7;
   double inter_node_bw_efficiency = 0.9;

@@ -78,6 +78,10 @@ struct Strategy {
   // --tp-comm-overlap, torchtitan async TP). Needs sp = on; any mbs. Exclusive with tp_overlap.
   bool tp_async = false;
   hw::Dtype dtype = hw::Dtype::bf16;     // compute dtype (mixed precision)
+  // Element-wise kernels: fused (false; Megatron-core / TransformerEngine) or one eager PyTorch kernel per op
+  // (true; `elementwise=eager`: torchtitan without torch.compile, llm-foundry): CostConstants::
+  // eager_elementwise_efficiency scales their memory time.
+  bool eager_elementwise = false;
   // Attention kernel; unset = the default of each stage's GPU (attention_kernel_for: flash where supported).
   std::optional<model::AttentionKernel> attention;
   // Layers per pipeline chunk, in chain order (size pp·v), counting entries of the model's layer chain

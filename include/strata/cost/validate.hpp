@@ -48,6 +48,8 @@ struct ValidationReport {
   std::vector<SourceSummary> sources;  // one per dataset, then "overall" (every throughput row)
   // Async (overlapped) TP rows against their vanilla-TP twins: predicted vs measured speedup (cost/overlap).
   std::vector<ValidationRow> async_tp_speedup;
+  // Per-layer times strata measured on GPUs (data/calibration/gpu_layer_*.json; a check, never fitted), in ms.
+  std::vector<ValidationRow> measured_layers;
 };
 
 ValidationReport validate_calibration(const CostConstants& constants);
@@ -66,8 +68,10 @@ CostConstants fit_fp8_to_public_rows(const CostConstants& start);
 // cudnn_attention_efficiency to the NeMo long-sequence rows (cuDNN fused attention on H100).
 CostConstants fit_flash1_to_foundry_rows(const CostConstants& start);
 CostConstants fit_cudnn_to_nemo_rows(const CostConstants& start);
-// Every fit to the public rows in order (the async-TP slowdown, H100 factor with flash1, cudnn with fp8, then the
-// async-TP slowdown again), starting from constants already fitted to Table 5.
+// eager_elementwise_efficiency fitted to the A100 llm-foundry rows (eager PyTorch element-wise ops; no H100 factor).
+CostConstants fit_eager_to_foundry_a100_rows(const CostConstants& start);
+// Every fit to the public rows in order (the async-TP slowdown, eager element-wise with the H100 factor and flash1,
+// cudnn with fp8, then the async-TP slowdown again), starting from constants already fitted to Table 5.
 CostConstants fit_public_constants(const CostConstants& start);
 // Fits tp_async_overlap_slowdown (overlap=async) alone to the async-TP rows of the public training rows: the mean absolute % error of
 // their predicted speedup over the vanilla-TP twin (grid 1.00..3.00, step 0.01); the other constants are kept.
