@@ -30,7 +30,7 @@ namespace {
 
 struct PlanArgs {
   std::string model, cluster, space = "full", placement = "hetero", json_file, profile, dtype = "bf16", memory_headroom,
-      report_file;
+      report_file, elementwise = "fused";
   bool memory_headroom_given = false;  // set even for an empty value (rejected)
   std::int64_t gbs = 0;                // 0 = --gbs auto
   std::string gbs_text, memory_budget;  // --gbs (integer or auto), --memory-budget GIB
@@ -104,7 +104,8 @@ void run_plan(PlanArgs& a) {
           Given{"--profile", !a.profile.empty()}, Given{"--max-tp", a.max_tp > 0}, Given{"--max-pp", a.max_pp > 0},
           Given{"--top", a.top != 5}, Given{"--placement", a.placement != "hetero"},
           Given{"--layerwise", a.layerwise}, Given{"--memory-budget", !a.memory_budget.empty()},
-          Given{"--oases-blocks", a.oases_blocks}, Given{"--per-stage", a.per_stage.enabled}})
+          Given{"--oases-blocks", a.oases_blocks}, Given{"--per-stage", a.per_stage.enabled},
+          Given{"--elementwise", a.elementwise != "fused"}})
       if (given) throw core::InputError(fmt::format("plan: {} does not apply to --space sbp (strata sbp --help)", flag));
     SbpArgs s;
     s.flag = "plan";
@@ -129,6 +130,12 @@ void run_plan(PlanArgs& a) {
   opt.top_k = a.top;
   opt.threads = a.threads;
   opt.dtype = hw::parse_dtype(a.dtype, "plan: --dtype");
+  if (a.elementwise != "fused" && a.elementwise != "eager")
+    throw core::InputError(fmt::format("plan: --elementwise: '{}' is not fused or eager", a.elementwise));
+  opt.eager_elementwise = a.elementwise == "eager";
+  if (opt.eager_elementwise && (a.oases_blocks || a.layerwise || a.gbs == 0))
+    throw core::InputError("plan: --elementwise eager applies to the strategy search and --per-stage (not to "
+                           "--oases-blocks, --layerwise or --gbs auto)");
   opt.max_tp = a.max_tp;
   opt.max_pp = a.max_pp;
   std::optional<cost::Profile> profile;
@@ -277,6 +284,10 @@ void register_plan_command(CLI::App& app) {
   cmd->add_option("--dtype", a->dtype,
                   "Training precision recipe: fp32, tf32, fp16, bf16 (default) or fp8 (data/precision_recipes.json: "
                   "bytes per parameter, gradient and optimizer state, activation bytes)");
+  cmd->add_option("--elementwise", a->elementwise,
+                  "Element-wise kernels of the stack you will run: fused (default: Megatron-core/TransformerEngine, "
+                  "torchtitan with torch.compile) or eager (one PyTorch kernel per op: torchtitan without compile); "
+                  "every candidate is costed with it (docs/cost-model.md §Element-wise kernels)");
   cmd->add_option("--space", a->space,
                   "Search space: 3d = dp/tp/pp/mbs only with 1F1B (as AMP); full (default) = + gpipe, interleaved "
                   "v, ZeRO 0-3, recompute, sp; all = full + the asynchronous pipedream and 2bw schedules; sbp = AutoDDL's "

@@ -54,6 +54,7 @@ nlohmann::ordered_json run_per_stage(const PerStageArgs& a, const model::Model& 
   plan::StageSearchOptions so;
   so.global_batch = opt.global_batch;
   so.dtype = opt.dtype;
+  so.eager_elementwise = opt.eager_elementwise;
   so.max_tp = opt.max_tp;
   so.max_stages = opt.max_pp;
   so.cost = opt.cost;

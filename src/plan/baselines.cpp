@@ -27,6 +27,7 @@ cost::Strategy base_strategy(const hw::Cluster& c, int dp, int tp, int pp, std::
   s.micro_batch = mbs;
   s.global_batch = opt.global_batch;
   s.dtype = opt.dtype;
+  s.eager_elementwise = opt.eager_elementwise;
   if (!light_baselines(c, opt)) s.placement = megatron_placement(c);
   return s;
 }
@@ -67,6 +68,7 @@ cost::Estimate estimate_on_unit(const model::Model& m, const hw::Cluster& c, con
     it = units.emplace(std::make_pair(s.tp, s.pp), make_degree_unit(m, c, s.dp, s.tp, s.pp, megatron_placement(c),
                                                                     "megatron", s.global_batch, s.dtype, opt.cost)).first;
     it->second.peak_flops_sum = hw::total_peak_flops(c, s.dtype);
+    it->second.proto.eager_elementwise = s.eager_elementwise;
   }
   const cost::PrebuiltStages pre = unit_prebuilt(c, it->second, s, opt.cost, {}, {}, s.placement.empty());
   cost::CostOptions with = opt.cost;

@@ -117,6 +117,7 @@ cost::Strategy make_strategy_light(const DegreeUnit& u, const Variant& var, cons
   s.cp = u.proto.cp;
   s.global_batch = u.proto.global_batch;
   s.dtype = u.proto.dtype;
+  s.eager_elementwise = u.proto.eager_elementwise;
   s.micro_batch = var.mbs;
   s.recompute = var.recompute;
   s.sequence_parallel = var.sp;

@@ -309,6 +309,7 @@ void fill_result(const model::Model& m, const hw::Cluster& c, const StageSearchO
   s.zero_stage = opt.zero_stage;
   s.recompute = opt.recompute;
   s.dtype = opt.dtype;
+  s.eager_elementwise = opt.eager_elementwise;
   for (const auto& [k, layers] : chain) {
     cost::StageChoice st;
     st.gpu = c.gpu_types[T.cfg[k].gpu_type].name;

@@ -51,6 +51,7 @@ cost::Strategy local_strategy(const StageSearchOptions& opt, std::int64_t mbs, c
   s.zero_stage = opt.zero_stage;
   s.recompute = opt.recompute;
   s.dtype = opt.dtype;
+  s.eager_elementwise = opt.eager_elementwise;
   return s;
 }
 

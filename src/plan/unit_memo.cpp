@@ -68,6 +68,7 @@ DegreeUnit UnitBuilder::build(int dp, int tp, int pp, int cp, const std::shared_
   DegreeUnit u = make_degree_unit(m_, c_, dp, tp, pp, placement, label, opt_.global_batch, opt_.dtype, opt_.cost, cp,
                                   opt_.symmetry, twins);
   u.peak_flops_sum = peak_flops_sum_;
+  u.proto.eager_elementwise = opt_.eager_elementwise;
   if (opt_.symmetry) {
     auto& shared = cuts_[{placement.get(), pp, tp}];
     if (!shared) shared = u.cuts;

@@ -40,5 +40,28 @@ TEST(PlanDtype, Fp32PlansFitAnFp32Run) {
   }
 }
 
+TEST(PlanElementwise, EagerPlansAreCostedEagerAndNeverFasterThanFused) {
+  // `plan --elementwise eager`: every candidate (and baseline) carries elementwise=eager, its estimate is the
+  // strategy's own, and the best eager plan is no faster than the best fused one (eager only adds traffic).
+  const auto m = model::zoo_model("llama3-8b");
+  const auto c = hw::resolve_cluster("dgx-h100:2", hw::builtin_catalog());
+  PlanOptions opt;
+  opt.global_batch = 64;
+  opt.space = Space::full;
+  const auto fused = plan(m, c, opt);
+  opt.eager_elementwise = true;
+  const auto eager = plan(m, c, opt);
+  ASSERT_FALSE(eager.top.empty());
+  for (const auto& cand : eager.top) {
+    EXPECT_TRUE(cand.strategy.eager_elementwise);
+    const auto e = cost::estimate(m, c, cand.strategy);
+    EXPECT_NEAR(e.iteration_time_s, cand.estimate.iteration_time_s, 1e-12 * e.iteration_time_s);
+  }
+  for (const auto& b : eager.baselines)
+    if (b.found) EXPECT_TRUE(b.strategy.eager_elementwise) << b.name;
+  EXPECT_GT(eager.top.front().estimate.iteration_time_s, fused.top.front().estimate.iteration_time_s);
+  EXPECT_FALSE(fused.top.front().strategy.eager_elementwise);
+}
+
 }  // namespace
 }  // namespace strata::plan

@@ -36,6 +36,7 @@ struct PlanOptions {
   int max_tp = 0;                  // 0 = no limit
   int max_pp = 0;                  // 0 = no limit
   hw::Dtype dtype = hw::Dtype::bf16;
+  bool eager_elementwise = false;  // every candidate costed with elementwise=eager (--elementwise eager)
   cost::CostOptions cost;          // profile / constants
   bool baselines = true;
   std::uint64_t anneal_seed = 1;   // --placement anneal

@@ -31,6 +31,7 @@ struct StageSearchOptions {
   int zero_stage = 0;
   model::Recompute recompute = model::Recompute::none;
   hw::Dtype dtype = hw::Dtype::bf16;
+  bool eager_elementwise = false;            // elementwise=eager on every stage (docs/strategy.md)
   int max_tp = 0;                            // 0 = the GPUs of one node of the type
   int max_stages = 0;                        // 0 = no limit (the chain length)
   StageObjective objective = StageObjective::fastest;
