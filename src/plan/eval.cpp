@@ -132,10 +132,11 @@ ClassCosts class_costs(const model::Model& m, const LayerIndex& li, const Degree
   ClassCosts cc;
   cc.ctx = u.class_ctx;
   for (auto& x : cc.ctx) x.strategy = &s;
-  cc.shape.resize(cc.ctx.size());
+  cc.own.resize(cc.ctx.size());
   for (std::size_t k = 0; k < cc.ctx.size(); ++k)
     for (int rep : li.representative)
-      cc.shape[k].push_back(cost::layer_stage_cost(m, m.layers[rep], cc.ctx[k], s.recompute));
+      cc.own[k].push_back(cost::layer_stage_cost(m, m.layers[rep], cc.ctx[k], s.recompute));
+  cc.shape = cc.own;
   return cc;
 }
 
@@ -150,7 +151,7 @@ ClassCosts class_costs(const model::Model& m, const LayerIndex& li, const Degree
   ClassCosts cc;
   cc.ctx = u.class_ctx;
   for (auto& x : cc.ctx) x.strategy = &s;
-  cc.shape.resize(cc.ctx.size());
+  cc.own.resize(cc.ctx.size());
   for (std::size_t k = 0; k < cc.ctx.size(); ++k) {
     // Every number layer_stage_cost reads: the context's (ctx_key) and the strategy's (no placement or split).
     std::vector<double> key;
@@ -165,20 +166,21 @@ ClassCosts class_costs(const model::Model& m, const LayerIndex& li, const Degree
     {
       std::lock_guard<std::mutex> lock(memo.mu);
       if (auto it = memo.rows.find(key); it != memo.rows.end()) {
-        cc.shape[k] = it->second;
+        cc.own[k] = it->second;
         continue;
       }
     }
     for (int rep : li.representative)
-      cc.shape[k].push_back(cost::layer_stage_cost(m, m.layers[rep], cc.ctx[k], s.recompute));
+      cc.own[k].push_back(cost::layer_stage_cost(m, m.layers[rep], cc.ctx[k], s.recompute));
     std::lock_guard<std::mutex> lock(memo.mu);
     const std::array<int, 4> group{s.dp, s.tp, s.pp, s.cp};
     if (memo.group != group || memo.rows.size() >= LayerCostMemo::kMaxRows) {  // bounded memory, hits near-by
       memo.rows.clear();
       memo.group = group;
     }
-    memo.rows.emplace(std::move(key), cc.shape[k]);
+    memo.rows.emplace(std::move(key), cc.own[k]);
   }
+  cc.shape = cc.own;
   return cc;
 }
 
@@ -188,7 +190,7 @@ ClassCosts cached_class_costs(const DegreeUnit& u, const cost::Strategy& s,
   ClassCosts cc;
   cc.ctx = u.class_ctx;
   for (auto& x : cc.ctx) x.strategy = &s;
-  cc.shape = shape;
+  cc.shape = shape;  // the caller's rows, not copied
   return cc;
 }
 }  // namespace
@@ -291,15 +293,15 @@ struct BuildScratch {
   std::vector<std::int64_t> by_shape;
 };
 
-// Fills class k's prefix sums and range-max tables from its layer costs `row`; returns its time prefix in ps.
-std::vector<std::int64_t> fill_prefix(const LayerIndex& li, const std::vector<cost::LayerStageCost>& row,
-                                      bool recomputes, Prefix& x) {
+// Fills class k's prefix sums and range-max tables from its layer costs `row`, and its time prefix `tp` in ps.
+void fill_prefix(const LayerIndex& li, const std::vector<cost::LayerStageCost>& row, bool recomputes, Prefix& x,
+                 std::vector<std::int64_t>& tp) {
   const int L = static_cast<int>(li.shape_of.size());
   for (auto* v : {&x.fwd, &x.bwd, &x.w, &x.g, &x.o, &x.act, &x.params, &x.shared}) v->assign(L + 1, 0.0);
   x.emb.assign(L + 1, 0);
   x.unsharded.clear();
   x.recomputed.clear();
-  std::vector<std::int64_t> tp(L + 1, 0);
+  tp.assign(L + 1, 0);
   for (int i = 0; i < L; ++i) {
     const auto& lc = row[li.shape_of[i]];
     x.fwd[i + 1] = x.fwd[i] + lc.fwd_s;
@@ -317,7 +319,6 @@ std::vector<std::int64_t> fill_prefix(const LayerIndex& li, const std::vector<co
   }
   x.unsharded_max.build(x.unsharded);
   if (recomputes) x.recomputed_max.build(x.recomputed);
-  return tp;
 }
 
 }  // namespace
@@ -325,15 +326,23 @@ std::vector<std::int64_t> fill_prefix(const LayerIndex& li, const std::vector<co
 SplitProblem build_split_problem(const model::Model& m, const hw::Cluster& c, const LayerIndex& li,
                                  const DegreeUnit& u, const cost::Strategy& s, const ClassCosts& cc,
                                  const cost::CostOptions& opt) {
-  const int L = static_cast<int>(m.layers.size()), P = s.pp, K = static_cast<int>(cc.shape.size());
   SplitProblem p;
+  build_split_problem(m, c, li, u, s, cc, opt, p);
+  return p;
+}
+
+void build_split_problem(const model::Model& m, const hw::Cluster& c, const LayerIndex& li, const DegreeUnit& u,
+                         const cost::Strategy& s, const ClassCosts& cc, const cost::CostOptions& opt, SplitProblem& p) {
+  const int L = static_cast<int>(m.layers.size()), P = s.pp, K = static_cast<int>(cc.shape.size());
   p.layers = L;
-  p.stage_class = u.stage_class;
+  p.stage_class.assign(u.stage_class.begin(), u.stage_class.end());
   thread_local BuildScratch scratch;
   std::vector<Prefix>& pre = scratch.pre;
   if (static_cast<int>(pre.size()) < K) pre.resize(K);
   const bool recomputes = s.recompute != model::Recompute::none;
-  for (int k = 0; k < K; ++k) p.time_prefix.push_back(fill_prefix(li, cc.shape[k], recomputes, pre[k]));
+  p.time_prefix.resize(K);
+  for (int k = 0; k < K; ++k) fill_prefix(li, cc.shape[k], recomputes, pre[k], p.time_prefix[k]);
+  p.min_start.resize(P);
   // Memory feasibility of [a, b) on stage j: the cost model's stage_memory of the range's sums.
   for (int j = 0; j < P; ++j) {
     const int k = u.stage_class[j];
@@ -360,11 +369,12 @@ SplitProblem build_split_problem(const model::Model& m, const hw::Cluster& c, co
     // (layer 0 is an embedding, or no layer has a tied copy). Then fits(0, L) implies fits(0, b) for every b and
     // the two-pointer row would be all zeros: one stage_memory call instead of L.
     const bool prefix_monotone = x.emb[1] > 0 || x.shared[L] == 0;
-    if (L > 0 && prefix_monotone && fits(0, L)) p.min_start.emplace_back(L + 1, 0);
-    else p.min_start.push_back(min_start_from_predicate(L, fits));
+    if (L > 0 && prefix_monotone && fits(0, L)) p.min_start[j].assign(L + 1, 0);
+    else min_start_from_predicate(L, fits, p.min_start[j]);
   }
   // Cut costs: p2p of the output of layer b−1 between stages j and j+1 (cached per distinct shape).
-  p.cut.assign(std::max(0, P - 1), std::vector<std::int64_t>(L + 1, 0));
+  p.cut.resize(std::max(0, P - 1));
+  for (auto& row : p.cut) row.assign(L + 1, 0);
   const int shapes = static_cast<int>(li.representative.size());
   for (int j = 0; j + 1 < P; ++j) {
     std::vector<std::int64_t>& by_shape = scratch.by_shape;
@@ -384,8 +394,8 @@ SplitProblem build_split_problem(const model::Model& m, const hw::Cluster& c, co
   } else {
     p.weight_max = micro - 1;
     p.weight_sum = 1;
+    p.cuts_in_max = false;
   }
-  return p;
 }
 
 EvalResult evaluate(const model::Model& m, const hw::Cluster& c, const LayerIndex& li, const DegreeUnit& u,
@@ -423,7 +433,8 @@ EvalResult evaluate(const model::Model& m, const hw::Cluster& c, const LayerInde
     }
   } else {
     const ClassCosts cc = shape_costs ? cached_class_costs(u, s, *shape_costs) : class_costs(m, li, u, s);
-    const SplitProblem prob = build_split_problem(m, c, li, u, s, cc, opt);
+    thread_local SplitProblem prob;  // storage reused across configurations (filled completely each time)
+    build_split_problem(m, c, li, u, s, cc, opt, prob);
     // (The reference path solves every problem itself, so it stays an independent check of the memo.)
     const SplitResult sr = reference || !u.splits ? solve_split(prob) : solve_split(prob, *u.splits);
     r.split_solved = true;

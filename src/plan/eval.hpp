@@ -101,8 +101,14 @@ cost::Strategy make_strategy_light(const DegreeUnit& u, const Variant& var, cons
 
 // Per-class costs of every distinct layer shape under one strategy (contexts re-pointed at `s`).
 struct ClassCosts {
-  std::vector<cost::StageContext> ctx;                  // [class], strategy = &s
-  std::vector<std::vector<cost::LayerStageCost>> shape; // [class][shape]
+  std::vector<cost::StageContext> ctx;                       // [class], strategy = &s
+  std::span<const std::vector<cost::LayerStageCost>> shape;  // [class][shape]: `own`, or rows cached by the caller
+  std::vector<std::vector<cost::LayerStageCost>> own;        // the rows class_costs computed
+  ClassCosts() = default;
+  ClassCosts(ClassCosts&&) = default;  // a moved vector keeps its buffer, so `shape` stays valid
+  ClassCosts& operator=(ClassCosts&&) = default;
+  ClassCosts(const ClassCosts&) = delete;  // a copy's `shape` would point into the original
+  ClassCosts& operator=(const ClassCosts&) = delete;
 };
 ClassCosts class_costs(const model::Model& m, const LayerIndex& li, const DegreeUnit& u, const cost::Strategy& s);
 // The same memoised across the units of one search: a class whose context numbers (the ones layer costs read,
@@ -142,6 +148,9 @@ double lower_bound_s(double min_work, int pp, std::int64_t m, const ScheduleChoi
 SplitProblem build_split_problem(const model::Model& m, const hw::Cluster& c, const LayerIndex& li,
                                  const DegreeUnit& u, const cost::Strategy& s, const ClassCosts& cc,
                                  const cost::CostOptions& opt);
+// The same into `p`, reusing its storage (evaluate keeps one problem per thread: no allocation per configuration).
+void build_split_problem(const model::Model& m, const hw::Cluster& c, const LayerIndex& li, const DegreeUnit& u,
+                         const cost::Strategy& s, const ClassCosts& cc, const cost::CostOptions& opt, SplitProblem& p);
 
 struct EvalResult {
   bool ok = false;

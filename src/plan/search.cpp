@@ -379,7 +379,7 @@ PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& 
                                                : detail::class_costs(m, li, u, s);
     work[i] = detail::min_work_s(li, cc);
     statics[i] = detail::static_totals(li, cc);
-    shape_costs[i] = cc.shape;
+    shape_costs[i].assign(cc.shape.begin(), cc.shape.end());
   });
   layer_memo.reset();
   std::vector<detail::Config> kept;

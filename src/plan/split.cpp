@@ -458,14 +458,19 @@ SplitResult brute_force_split(const SplitProblem& p) {
   return best;
 }
 
-std::vector<int> min_start_from_predicate(int layers, const std::function<bool(int, int)>& fits) {
+void min_start_from_predicate(int layers, const std::function<bool(int, int)>& fits, std::vector<int>& ms) {
   // Two pointers: the smallest fitting start of b+1 is never below that of b (a sub-range of a fitting range fits).
-  std::vector<int> ms(layers + 1, 0);
+  ms.assign(layers + 1, 0);
   int a = 0;
   for (int b = 1; b <= layers; ++b) {
     while (a < b && !fits(a, b)) ++a;
     ms[b] = a;  // a == b: not even layer b−1 alone fits
   }
+}
+
+std::vector<int> min_start_from_predicate(int layers, const std::function<bool(int, int)>& fits) {
+  std::vector<int> ms;
+  min_start_from_predicate(layers, fits, ms);
   return ms;
 }
 

@@ -82,6 +82,8 @@ SplitResult brute_force_split(const SplitProblem& p);
 // min_start row for one stage from a monotone predicate fits(a, b) ("layers [a, b) fit"), by two pointers: O(L)
 // predicate calls.
 std::vector<int> min_start_from_predicate(int layers, const std::function<bool(int, int)>& fits);
+// The same into `row` (its storage reused: the planner builds one problem per configuration).
+void min_start_from_predicate(int layers, const std::function<bool(int, int)>& fits, std::vector<int>& row);
 // min_start row for linear memory: Σ_{[a,b)} static + mult·Σ_{[a,b)} act ≤ capacity (all bytes, integers).
 std::vector<int> min_start_linear(const std::vector<std::int64_t>& static_bytes,
                                   const std::vector<std::int64_t>& act_bytes, std::int64_t mult,
