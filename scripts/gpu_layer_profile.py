@@ -14,8 +14,11 @@
 # explicitly.  That is plain PyTorch, not Transformer Engine's fused cast-transpose kernels, so it is an upper
 # bound on a tuned fp8 layer's time; norms, rotary, attention and the SwiGLU product stay bf16.
 #
+# --compile runs the block under torch.compile (inductor), which fuses the element-wise ops (strata's
+# elementwise=fused; the files say "elementwise": "fused", the eager ones "eager").
+#
 # Usage: python3 scripts/gpu_layer_profile.py --out-dir DIR [--tp 1,2,4,8] [--seq 8192] [--mbs 1]
-#        [--dtypes bf16,fp8] [--repeats 20] [--warmup 5] [--gpu-type h100-sxm]
+#        [--dtypes bf16,fp8] [--repeats 20] [--warmup 5] [--gpu-type h100-sxm] [--compile]
 import argparse
 import datetime
 import json
@@ -169,10 +172,11 @@ def gemm_fwd_time(tp, seq, mbs, fp8, repeats, warmup):
     return total
 
 
-def profile_block(tp, seq, mbs, fp8, repeats, warmup):
+def profile_block(tp, seq, mbs, fp8, repeats, warmup, compiled=False):
     dev = torch.device("cuda")
     torch.manual_seed(0)
     blk = Block(tp, seq, fp8, dev)
+    run = torch.compile(blk) if compiled else blk
     x = torch.randn(mbs, seq, HIDDEN, device=dev, dtype=torch.bfloat16, requires_grad=True)
     gy = torch.randn(mbs, seq, HIDDEN, device=dev, dtype=torch.bfloat16)
 
@@ -182,7 +186,7 @@ def profile_block(tp, seq, mbs, fp8, repeats, warmup):
         for p in blk.parameters():
             p.grad = None
 
-    fwd_s, bwd_s = time_pair(lambda: blk(x), bwd, repeats, warmup)
+    fwd_s, bwd_s = time_pair(lambda: run(x), bwd, repeats, warmup)
     # Components: the attention kernel alone (forward and backward) at the shard's shape.
     q = torch.randn(mbs, blk.h, seq, HEAD_DIM, device=dev, dtype=torch.bfloat16, requires_grad=True)
     k = torch.randn(mbs, blk.kv, seq, HEAD_DIM, device=dev, dtype=torch.bfloat16, requires_grad=True)
@@ -219,6 +223,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--gpu-type", default="", help="strata catalog GPU name (default: from the device name)")
+    ap.add_argument("--compile", action="store_true", help="time the block under torch.compile (fused element-wise)")
     a = ap.parse_args()
     if not torch.cuda.is_available():
         sys.exit("gpu_layer_profile: no CUDA device")
@@ -232,7 +237,7 @@ def main():
         rows, note = [], ""
         for tp in (int(t) for t in a.tp.split(",")):
             try:
-                rows.append(profile_block(tp, a.seq, a.mbs, fp8, a.repeats, a.warmup))
+                rows.append(profile_block(tp, a.seq, a.mbs, fp8, a.repeats, a.warmup, a.compile))
                 print(f"{dtype} tp={tp}: {json.dumps(rows[-1])}", flush=True)
             except Exception as e:  # noqa: BLE001 - an fp8 path the build lacks must not lose the bf16 rows
                 note = f"{dtype} tp={tp} failed: {type(e).__name__}: {e}"
@@ -242,9 +247,11 @@ def main():
             continue
         doc = {"source": "strata scripts/gpu_layer_profile.py (issue 13 item 8), measured " + when,
                "device": "cuda", "gpu_type": gpu_type, "dtype": dtype,
+               "elementwise": "fused" if a.compile else "eager",
                "provenance": {"gpu": name, "nvidia_smi": nvidia_smi(), "torch": torch.__version__,
                               "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version(),
-                              "timing": f"CUDA events, median of {a.repeats} after {a.warmup} warm-up steps",
+                              "timing": f"CUDA events, median of {a.repeats} after {a.warmup} warm-up steps"
+                                        + (" (torch.compile, inductor; compilation in the warm-up)" if a.compile else ""),
                               "block": "Llama-3-8B shard (see the script header); attention = "
                                        "F.scaled_dot_product_attention(is_causal=True)",
                               "fp8": "torch._scaled_mm, per-tensor current scaling, e4m3 fwd / e5m2 grads, "
@@ -254,7 +261,8 @@ def main():
                                             "ready (fp8: pre-quantized, use_fast_accum)",
                               "note": note},
                "layers": rows}
-        path = os.path.join(a.out_dir, f"gpu_layer_{gpu_type}_{dtype}.json")
+        suffix = ("_mbs%d" % a.mbs if a.mbs != 1 else "") + ("_compiled" if a.compile else "")
+        path = os.path.join(a.out_dir, f"gpu_layer_{gpu_type}_{dtype}{suffix}.json")
         with open(path, "w") as f:
             json.dump(doc, f, indent=1)
             f.write("\n")

@@ -4,8 +4,9 @@
 // A check of the model, never a fitting target (constants are fitted only to the published rows).
 #include <fmt/format.h>
 
-#include <array>
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "strata/core/data.hpp"
 #include "strata/cost/stage.hpp"
@@ -17,10 +18,14 @@
 namespace strata::cost::detail {
 namespace {
 
-// The measured files, in the order validate prints them.
-constexpr std::array<const char*, 4> kLayerFiles = {
-    "calibration/gpu_layer_h100-sxm_bf16.json", "calibration/gpu_layer_h100-sxm_fp8.json",
-    "calibration/gpu_layer_h200_bf16.json", "calibration/gpu_layer_h200_fp8.json"};
+// The measured files (data/calibration/gpu_layer_*.json), in name order.
+std::vector<std::string> layer_files() {
+  std::vector<std::string> files;
+  for (const auto& name : core::embedded_file_names())
+    if (name.rfind("calibration/gpu_layer_", 0) == 0) files.push_back(name);
+  std::sort(files.begin(), files.end());
+  return files;
+}
 
 // One Llama-style block (RMSNorm, RoPE, SwiGLU, no biases or dropout) of the measured shape, between an embedding
 // and a head that are not looked at.
@@ -79,12 +84,14 @@ void push(std::vector<ValidationRow>& out, const std::string& dataset, const std
 }  // namespace
 
 void measured_layer_rows(const CostConstants& k, const hw::Catalog& catalog, std::vector<ValidationRow>& out) {
-  for (const char* file : kLayerFiles) {
+  for (const auto& file : layer_files()) {
     const auto doc = core::embedded_json(file);
-    const std::string origin = std::string("data/") + file;
+    const std::string origin = "data/" + file;
     const std::string gpu = doc.at("gpu_type").get<std::string>();
     const std::string dtype_name = doc.at("dtype").get<std::string>();
-    const std::string dataset = fmt::format("measured {} {}", gpu, dtype_name);
+    // eager: the script's plain PyTorch block; fused: the same under torch.compile.
+    const std::string elementwise = doc.value("elementwise", std::string("eager"));
+    const std::string dataset = fmt::format("measured {} {} {}", gpu, dtype_name, elementwise);
     for (const auto& row : doc.at("layers")) {
       const auto m = block_model(row, origin);
       Strategy s;
@@ -93,7 +100,7 @@ void measured_layer_rows(const CostConstants& k, const hw::Catalog& catalog, std
       s.global_batch = s.micro_batch;
       s.dtype = hw::parse_dtype(dtype_name, origin + ": dtype");
       s.attention = model::AttentionKernel::flash;  // PyTorch SDPA's flash backend (FlashAttention-2)
-      s.eager_elementwise = true;                    // the script's block is eager PyTorch (one kernel per op)
+      s.eager_elementwise = elementwise == "eager";
       const auto c = one_node(gpu, s.tp, catalog);
       s = complete_strategy(s, m, c);
       CostOptions opt;
@@ -104,7 +111,7 @@ void measured_layer_rows(const CostConstants& k, const hw::Catalog& catalog, std
       std::size_t block = 0;
       while (!is_block(m.layers[block].kind)) ++block;
       const auto lsc = layer_stage_cost(m, m.layers[block], ctx, model::Recompute::none);
-      const std::string name = fmt::format("llama3-8b block tp={} seq={}", s.tp, m.seq);
+      const std::string name = fmt::format("llama3-8b block tp={} mbs={} seq={}", s.tp, s.micro_batch, m.seq);
       push(out, dataset, name, "fwd ms", lsc.fwd_compute_s, row.at("fwd_s").get<double>());
       push(out, dataset, name, "bwd ms", lsc.bwd_compute_s, row.at("bwd_s").get<double>());
       if (row.contains("gemm_fwd_s")) {
