@@ -262,6 +262,18 @@ model::Recompute layer_recompute_mode(const Strategy& s, int stage, int index_in
   return index_in_stage < s.recompute_layers[stage] ? s.recompute : model::Recompute::none;
 }
 
+double gemm_time_s(const StageContext& ctx, const model::Gemm& g, double elem_bytes) {
+  // Roofline per GEMM: the FLOP time at the size-dependent efficiency or the bytes moved, whichever is more.
+  // A batched product (count > 1: the attention core's per-head, per-window GEMMs) is one batched kernel
+  // (cuBLAS strided-batched GEMM): its efficiency follows the whole launch's FLOPs, not one small product's.
+  const CostConstants& k = *ctx.constants;
+  const double one = 2.0 * g.m * g.n * g.k;
+  const double flop_s = g.count * one / (ctx.peak_flops * gemm_efficiency(k, g.count * one, ctx.strategy->dtype));
+  const double byte_s = g.count * (g.m * g.k + g.k * g.n + g.m * g.n) * elem_bytes /
+                        (ctx.memory_bw_bytes_per_s * k.memory_bw_efficiency);
+  return std::max(flop_s, byte_s);
+}
+
 LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& layer, const StageContext& ctx,
                                 model::Recompute mode) {
   const Strategy& s = *ctx.strategy;
@@ -299,17 +311,12 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
     double gemm_s = 0, gemm_flops = 0;
     double batched_s = 0, score_elements = 0;  // attention core: batched (count > 1) products and their scores
     for (const auto& g : lc.fwd_gemms) {
-      // Roofline per GEMM: the FLOP time at the size-dependent efficiency or the bytes moved, whichever is more.
-      // A batched product (count > 1: the attention core's per-head, per-window GEMMs) is one batched kernel
-      // (cuBLAS strided-batched GEMM): its efficiency follows the whole launch's FLOPs, not one small product's.
-      const double one = 2.0 * g.m * g.n * g.k;
-      const double flop_s = g.count * one / (ctx.peak_flops * gemm_efficiency(k, g.count * one, s.dtype));
-      const double byte_s = g.count * (g.m * g.k + g.k * g.n + g.m * g.n) * elem_bytes / mem_bw;
-      gemm_s += std::max(flop_s, byte_s);
+      const double g_s = gemm_time_s(ctx, g, elem_bytes);
+      gemm_s += g_s;
       gemm_flops += g.flops();
       if (g.count > 1) {
         if (batched_s == 0) score_elements = g.count * g.m * g.n;  // the first batched product is QK^T
-        batched_s += std::max(flop_s, byte_s);
+        batched_s += g_s;
       }
     }
     // FLOPs not described by GEMMs (generic layers) run at the curve's efficiency for their size.

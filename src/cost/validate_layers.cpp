@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "strata/core/data.hpp"
+#include "strata/cost/precision.hpp"
 #include "strata/cost/stage.hpp"
 #include "strata/cost/strategy.hpp"
 #include "strata/hw/cluster.hpp"
@@ -60,12 +61,12 @@ hw::Cluster one_node(const std::string& gpu_type, int tp, const hw::Catalog& cat
   return c;
 }
 
-// The forward projections (single GEMMs; the fused attention core is timed apart) at the curve's efficiency:
-// the same per-GEMM FLOP time as layer_stage_cost (these shapes are FLOP-bound: the byte term is < 10 %).
-double projection_gemm_s(const model::LayerCost& lc, const StageContext& ctx, hw::Dtype dtype) {
+// The forward projections (single GEMMs; the fused attention core is timed apart), each priced as
+// layer_stage_cost prices it.
+double projection_gemm_s(const model::LayerCost& lc, const StageContext& ctx) {
   double t = 0;
   for (const auto& g : lc.fwd_gemms)
-    if (g.count == 1) t += g.flops() / (ctx.peak_flops * gemm_efficiency(*ctx.constants, g.flops(), dtype));
+    if (g.count == 1) t += gemm_time_s(ctx, g, precision_recipe(ctx.strategy->dtype).activation_bytes_per_element);
   return t;
 }
 
@@ -120,7 +121,7 @@ void measured_layer_rows(const CostConstants& k, const hw::Catalog& catalog, std
         q.seq = m.seq;
         q.tp = s.tp;
         const auto lc = model::layer_cost(m.layers[block], q);
-        push(out, dataset, name, "proj GEMMs fwd ms", projection_gemm_s(lc, ctx, s.dtype),
+        push(out, dataset, name, "proj GEMMs fwd ms", projection_gemm_s(lc, ctx),
              row.at("gemm_fwd_s").get<double>());
       }
     }

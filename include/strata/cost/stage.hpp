@@ -130,6 +130,10 @@ struct PrebuiltStages {
 // both classify with this.
 bool is_block(model::LayerKind kind);
 
+// Roofline time of one (batched) forward GEMM on the stage: max(FLOPs at the size curve's efficiency, bytes moved
+// at the memory bandwidth), `elem_bytes` per operand element (docs/cost-model.md §Compute).
+double gemm_time_s(const StageContext& ctx, const model::Gemm& g, double elem_bytes);
+
 // Cost of one layer on the stage under recompute mode `mode` (per-stage recompute_layers pick the mode per
 // layer; see layer_recompute_mode).
 LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& layer, const StageContext& ctx,
