@@ -47,10 +47,13 @@ asan: setup
 SANITIZE_TARGETS := strata_cli test_core test_hw test_model test_cost test_cli \
   $(patsubst fuzz/%.cpp,%,$(wildcard fuzz/fuzz_*.cpp))
 SANITIZE_CI_EXCLUDE := ^PlanTrialsCli\.|^Startup\.StrataNeedsNoExecutorLibraries
+# -O1 with line tables only (ASan reports keep file:line): clang compiles a cost-model source under the sanitizers
+# in 13.3 s this way against 21.4 s at RelWithDebInfo's -O2 -g (src/cost/estimate.cpp, measured 2026-11-26).
+FUZZ_CMAKE := -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
+  -DSTRATA_FUZZ=ON -DSTRATA_WITH_EXEC=OFF -DSTRATA_BENCH=OFF -DSTRATA_STATIC_COIN=OFF -DSTRATA_PYTHON=OFF
 sanitize-ci: setup
-	cmake -S . -B build-fuzz $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
-	  -DSTRATA_FUZZ=ON -DSTRATA_WITH_EXEC=OFF -DSTRATA_TESTS=ON -DSTRATA_BENCH=OFF -DSTRATA_STATIC_COIN=OFF \
-	  -DSTRATA_PYTHON=OFF
+	cmake -S . -B build-fuzz $(FUZZ_CMAKE) -DSTRATA_TESTS=ON
 	cmake --build build-fuzz -j $(JOBS) --target $(SANITIZE_TARGETS)
 	ASAN_OPTIONS=detect_leaks=0 ctest --test-dir build-fuzz --output-on-failure -j $(JOBS) --timeout 900 \
 	  -L '^(core|hw|model|cost|cli)$$' -E '$(SANITIZE_CI_EXCLUDE)'
@@ -62,8 +65,7 @@ fuzz-ci:
 
 # libFuzzer targets for every parser, each run for FUZZ_SECONDS.
 fuzz: setup
-	cmake -S . -B build-fuzz $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
-	  -DSTRATA_FUZZ=ON -DSTRATA_WITH_EXEC=OFF -DSTRATA_TESTS=OFF -DSTRATA_BENCH=OFF -DSTRATA_STATIC_COIN=OFF
+	cmake -S . -B build-fuzz $(FUZZ_CMAKE) -DSTRATA_TESTS=OFF
 	cmake --build build-fuzz -j $(JOBS)
 	$(MAKE) fuzz-run
 

@@ -46,7 +46,7 @@ CostConstants constants_from_json(const nlohmann::json& j, const std::string& or
     }
   }
   if (core::has_field(cj, "fp8_gemm_relative_efficiency"))
-    c.fp8_gemm_relative_efficiency = value_of(cj, "fp8_gemm_relative_efficiency", w, 0.01, 1.0);
+    c.fp8_gemm_relative_efficiency = value_of(cj, "fp8_gemm_relative_efficiency", w, 0.01, 2.0);
   if (core::has_field(cj, "flash_attention_efficiency"))
     c.flash_attention_efficiency = value_of(cj, "flash_attention_efficiency", w, 0.01, 1.0);
   if (core::has_field(cj, "flash1_attention_efficiency"))

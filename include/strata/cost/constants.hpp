@@ -26,8 +26,9 @@ struct CostConstants {
   // power limits, the GPU's own achievable ratio), as (GPU name prefix, factor); a GPU matching no prefix: 1
   // (the A100 of Table 5). Fitted per GPU to data/calibration/ (data/cost_constants.json).
   std::vector<std::pair<std::string, double>> gpu_compute_efficiency;
-  // FP8 GEMMs reach this fraction of the tensor-core curve's efficiency at the fp8 peak (fp8 GEMMs at real
-  // shapes run well short of 2× bf16; fitted, data/cost_constants.json).
+  // FP8 GEMMs reach this fraction of the tensor-core curve's efficiency at the fp8 peak (fitted,
+  // data/cost_constants.json). Relative to the curve × the GPU's factor, which on the H100 also carries the bf16
+  // stacks' non-GEMM slowness, so the fit may exceed 1 (up to 2, where curve × factor × it stays below peak).
   double fp8_gemm_relative_efficiency = 0.65;
   // Achievable fraction of peak of a fused flash-attention kernel (forward and backward alike), its own
   // size-independent value instead of the GEMM curve (docs/cost-model.md §Attention kernel).

@@ -62,7 +62,7 @@ CostConstants fit_constants_to_table5(const CostConstants& start);
 // (grid 0.30..1.00); the other constants are kept.
 CostConstants fit_h100_to_public_rows(const CostConstants& start);
 // Fits fp8_gemm_relative_efficiency alone to the fp8 rows of the public training rows (mean absolute % error on
-// their throughput metric; grid 0.30..1.00 in steps of 0.01); the other constants are kept.
+// their throughput metric; grid 0.30..1.50 in steps of 0.01); the other constants are kept.
 CostConstants fit_fp8_to_public_rows(const CostConstants& start);
 // flash1_attention_efficiency fitted to the llm-foundry rows (FlashAttention v1 stack), and
 // cudnn_attention_efficiency to the NeMo long-sequence rows (cuDNN fused attention on H100).
