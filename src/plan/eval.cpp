@@ -133,9 +133,11 @@ ClassCosts class_costs(const model::Model& m, const LayerIndex& li, const Degree
   cc.ctx = u.class_ctx;
   for (auto& x : cc.ctx) x.strategy = &s;
   cc.own.resize(cc.ctx.size());
-  for (std::size_t k = 0; k < cc.ctx.size(); ++k)
+  for (std::size_t k = 0; k < cc.ctx.size(); ++k) {
+    cc.own[k].reserve(li.representative.size());
     for (int rep : li.representative)
       cc.own[k].push_back(cost::layer_stage_cost(m, m.layers[rep], cc.ctx[k], s.recompute));
+  }
   cc.shape = cc.own;
   return cc;
 }
@@ -154,8 +156,9 @@ ClassCosts class_costs(const model::Model& m, const LayerIndex& li, const Degree
   cc.own.resize(cc.ctx.size());
   for (std::size_t k = 0; k < cc.ctx.size(); ++k) {
     // Every number layer_stage_cost reads: the context's (ctx_key) and the strategy's (no placement or split).
-    std::vector<double> key;
-    key.reserve(32);
+    // Built in per-thread storage; copied only when the memo keeps it.
+    thread_local std::vector<double> key;
+    key.clear();
     std::apply([&](auto... f) { (key.push_back(static_cast<double>(f)), ...); }, ctx_key(cc.ctx[k]));
     for (double f : {double(s.dp), double(s.tp), double(s.pp), double(s.cp), double(s.global_batch),
                      double(static_cast<int>(s.dtype)), double(s.micro_batch), double(static_cast<int>(s.recompute)),
@@ -170,6 +173,7 @@ ClassCosts class_costs(const model::Model& m, const LayerIndex& li, const Degree
         continue;
       }
     }
+    cc.own[k].reserve(li.representative.size());
     for (int rep : li.representative)
       cc.own[k].push_back(cost::layer_stage_cost(m, m.layers[rep], cc.ctx[k], s.recompute));
     std::lock_guard<std::mutex> lock(memo.mu);
@@ -178,7 +182,7 @@ ClassCosts class_costs(const model::Model& m, const LayerIndex& li, const Degree
       memo.rows.clear();
       memo.group = group;
     }
-    memo.rows.emplace(std::move(key), cc.own[k]);
+    memo.rows.emplace(key, cc.own[k]);
   }
   cc.shape = cc.own;
   return cc;
@@ -225,15 +229,17 @@ bool may_fit_memory(const StaticTotals& st, const DegreeUnit& u, const cost::Str
   const cost::StageContext* biggest = nullptr;
   for (const auto& c : u.class_ctx)
     if (!biggest || c.memory_usable_bytes > biggest->memory_usable_bytes) biggest = &c;
-  cost::StageContext ctx = *biggest;
+  // stage_memory reads the strategy and the constants only: a context of those two, not a copy of the class's.
+  cost::StageContext ctx;
   ctx.strategy = &s;
+  ctx.constants = biggest->constants;
   cost::StageSums sums;
   sums.weight_bytes = st.weight / s.pp;
   sums.grad_bytes = st.grad / s.pp;
   sums.optimizer_bytes = st.optimizer / s.pp;
   sums.holds_embedding = true;  // no tied copy counted
   // The last stage holds the fewest weight versions / in-flight micro-batches of any stage.
-  return cost::stage_memory(ctx, s.pp - 1, sums).total_bytes() <= ctx.memory_usable_bytes;
+  return cost::stage_memory(ctx, s.pp - 1, sums).total_bytes() <= biggest->memory_usable_bytes;
 }
 
 double lower_bound_s(double w, int pp, std::int64_t m, const ScheduleChoice& sc) {
