@@ -379,6 +379,19 @@ CostConstants fit_h100_to_public_rows(const CostConstants& start) {
       "bf16", "H100");
 }
 
+CostConstants fit_torchtitan_gpu_to_its_rows(const CostConstants& start) {
+  // torchtitan's Grand Teton H100 (96 GB HBM2e, 500 W power limit; validate_public's h100-sxm-96gb-500w) is the
+  // GPU of the torchtitan rows only: its own factor (longest prefix wins over h100-sxm), fitted to all of them
+  // (bf16 and tensorwise fp8, vanilla and async TP). The h100-sxm fit does not see these rows once it exists.
+  return fit_one(
+      start, 0.3,
+      [](CostConstants& k, double v) {
+        std::erase_if(k.gpu_compute_efficiency, [](const auto& e) { return e.first == "h100-sxm-96gb-500w"; });
+        k.gpu_compute_efficiency.emplace_back("h100-sxm-96gb-500w", v);
+      },
+      "", "96GB");
+}
+
 CostConstants fit_fp8_to_public_rows(const CostConstants& start) {
   // Up to 1.5: the bf16 curve it scales carries the H100 factor, which also holds the bf16 stacks' non-GEMM
   // slowness (docs/cost-model.md, Validation), so fp8 GEMMs may reach more than twice its speed; the product
@@ -412,8 +425,10 @@ CostConstants fit_public_constants(const CostConstants& start) {
   // Megatron-Bridge fp8 rows run with it), and once more at the end with the fitted compute constants.
   CostConstants k = fit_tp_overlap_to_async_rows(start);
   for (int round = 0; round < 3; ++round)
-    k = fit_flash1_to_foundry_rows(fit_h100_to_public_rows(fit_eager_to_foundry_a100_rows(k)));
-  for (int round = 0; round < 3; ++round) k = fit_fp8_to_public_rows(fit_cudnn_to_nemo_rows(k));
+    k = fit_torchtitan_gpu_to_its_rows(
+        fit_flash1_to_foundry_rows(fit_h100_to_public_rows(fit_eager_to_foundry_a100_rows(k))));
+  for (int round = 0; round < 3; ++round)
+    k = fit_torchtitan_gpu_to_its_rows(fit_fp8_to_public_rows(fit_cudnn_to_nemo_rows(k)));
   return fit_tp_overlap_to_async_rows(k);
 }
 

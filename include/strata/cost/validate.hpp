@@ -61,6 +61,9 @@ CostConstants fit_constants_to_table5(const CostConstants& start);
 // Fits the h100-sxm entry of gpu_compute_efficiency alone to the bf16 H100 rows of the public training rows
 // (grid 0.30..1.00); the other constants are kept.
 CostConstants fit_h100_to_public_rows(const CostConstants& start);
+// The h100-sxm-96gb-500w entry of gpu_compute_efficiency (torchtitan's 500 W Grand Teton H100) fitted to the
+// torchtitan rows, the only rows on that GPU.
+CostConstants fit_torchtitan_gpu_to_its_rows(const CostConstants& start);
 // Fits fp8_gemm_relative_efficiency alone to the fp8 rows of the public training rows (mean absolute % error on
 // their throughput metric; grid 0.30..1.50 in steps of 0.01); the other constants are kept.
 CostConstants fit_fp8_to_public_rows(const CostConstants& start);
