@@ -120,7 +120,7 @@ void run_validate(bool json, bool fit) {
     std::fprintf(stderr, "validate: fitting gemm efficiency and NVLink efficiency to Table 5, the H100 factor to the bf16 H100 "
                          "rows with FlashAttention v1 to the llm-foundry rows, cuDNN fused attention to the NeMo long-sequence rows with "
                          "fp8 GEMM efficiency to the fp8 rows, eager element-wise kernels to the A100 llm-foundry rows, the TP overlap "
-                         "slowdown to the async-TP speedups...\n");
+                         "slowdown to the async-TP speedups, torchtitan's 500 W H100 factor to its rows...\n");
     // Table 5 first (A100), then the H100 factor on bf16 H100 rows, then fp8 on the fp8 rows (all H100).
     const auto fitted = cost::fit_public_constants(cost::fit_constants_to_table5(k));
     fmt::print("{}\n", cost::to_json(fitted).dump(2));

@@ -420,7 +420,9 @@ CostConstants fit_cudnn_to_nemo_rows(const CostConstants& start) {
 CostConstants fit_public_constants(const CostConstants& start) {
   // Coupled pairs, alternated three times each (a deterministic coordinate search): the H100 GEMM factor (bf16
   // H100 rows) with FlashAttention v1 (llm-foundry rows, whose H100 part shares the factor); then cuDNN fused
-  // attention (NeMo long-sequence rows, attention-dominated) with the fp8 GEMM efficiency (fp8 rows).
+  // attention (NeMo long-sequence rows, attention-dominated) with the fp8 GEMM efficiency (fp8 rows). torchtitan's
+  // GPU factor closes each round (its rows have bf16 and fp8 parts). From the data file's values, the result is
+  // those values again (a fixed point; docs/cost-model.md, Validation).
   // The async-TP contention first (a speedup ratio, nearly independent of the compute constants; the
   // Megatron-Bridge fp8 rows run with it), and once more at the end with the fitted compute constants.
   CostConstants k = fit_tp_overlap_to_async_rows(start);
