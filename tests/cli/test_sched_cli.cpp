@@ -43,7 +43,7 @@ TEST(SchedCli, AllocateTableAndEveryPolicyRuns) {
                         "max-throughput", "min-cost", "min-cost-slo", "hierarchical"}) {
     const auto q = run_strata(std::string("allocate --policy ") + p + " --throughputs " + kExample + " --json", false);
     EXPECT_EQ(q.code, 0) << p << ": " << q.out;
-    EXPECT_NO_THROW((void)nlohmann::json::parse(q.out)) << p;
+    EXPECT_TRUE(nlohmann::json::accept(q.out)) << p;
   }
   EXPECT_EQ(run_strata("allocate --policy makespan-budget --budget 100 --throughputs " + kExample).code, 0);
 }
