@@ -114,8 +114,12 @@ void run_estimate(const EstimateArgs& a) {
   }
 }
 
-void run_validate(bool json, bool fit) {
-  const auto& k = cost::builtin_constants();
+void run_validate(bool json, bool fit, const std::string& constants_path) {
+  // A candidate constants file (data/cost_constants.json's format) is checked, or re-fitted from, before it
+  // replaces the built-in one; without it the built-in constants.
+  const cost::CostConstants k = constants_path.empty()
+                                    ? cost::builtin_constants()
+                                    : cost::constants_from_json(core::load_json_file(constants_path), constants_path);
   if (fit) {
     std::fprintf(stderr, "validate: fitting gemm efficiency and NVLink efficiency to Table 5, the H100 factor to the bf16 H100 "
                          "rows with FlashAttention v1 to the llm-foundry rows, cuDNN fused attention to the NeMo long-sequence rows with "
@@ -237,7 +241,11 @@ void register_estimate_commands(CLI::App& app) {
   val->add_flag("--fit", *fit,
                 "Re-fit the GEMM-efficiency curve and NVLink efficiency to Table 5 and print the constants "
                 "(for data/cost_constants.json)");
-  val->callback([json, fit] { run_validate(*json, *fit); });
+  auto constants = std::make_shared<std::string>();
+  val->add_option("--constants", *constants,
+                  "Cost-model constants JSON in data/cost_constants.json's format (default: the built-in file): "
+                  "validate a candidate before installing it, or --fit starting from it");
+  val->callback([json, fit, constants] { run_validate(*json, *fit, *constants); });
 }
 
 }  // namespace strata::cli

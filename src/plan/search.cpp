@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -56,11 +57,19 @@ void parallel_for(int threads, std::int64_t n, const std::function<void(std::int
     for (std::int64_t i = 0; i < n; ++i) f(i);
     return;
   }
+  // The calling thread works too (t − 1 threads started), and items are handed out one at a time from a shared
+  // counter: evaluations differ a lot in cost (a split solve or a memo hit), so a fixed stride left one thread
+  // idle. Each item writes only its own result slot, so the outcome does not depend on who ran it.
+  std::atomic<std::int64_t> next{0};
+  const auto work = [&] {
+    for (std::int64_t i = next.fetch_add(1, std::memory_order_relaxed); i < n;
+         i = next.fetch_add(1, std::memory_order_relaxed))
+      f(i);
+  };
   std::vector<std::thread> pool;
-  for (int w = 0; w < t; ++w)
-    pool.emplace_back([&, w] {
-      for (std::int64_t i = w; i < n; i += t) f(i);
-    });
+  pool.reserve(static_cast<std::size_t>(t - 1));
+  for (int w = 1; w < t; ++w) pool.emplace_back(work);
+  work();
   for (auto& th : pool) th.join();
 }
 

@@ -5,6 +5,7 @@
 #include "cli_run.hpp"
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <fstream>
@@ -59,4 +60,33 @@ TEST(CostCli, ValidateJsonMeetsTargets) {
   EXPECT_LE(j["time_max_abs_pct"].get<double>(), 15.0);
   EXPECT_LE(j["memory_mean_abs_pct"].get<double>(), 10.0);
   EXPECT_GE(j["rows"].size(), 24u);
+}
+
+// `validate --constants FILE` costs with a candidate constants file: the data file itself reproduces the built-in
+// report byte for byte, a changed value changes it, and an out-of-range value is one input error naming the field.
+TEST(CostCli, ValidateWithACandidateConstantsFile) {
+  const std::string data = std::string(STRATA_SOURCE_DIR) + "/data/cost_constants.json";
+  const auto builtin = run_strata("validate --json");
+  const auto same = run_strata("validate --json --constants " + data);
+  ASSERT_EQ(same.code, 0) << same.out;
+  EXPECT_EQ(same.out, builtin.out);
+
+  std::ifstream in(data);
+  auto j = nlohmann::json::parse(in);
+  const std::string path = testing::TempDir() + "strata_candidate_constants.json";
+  j["constants"]["gemm_max_efficiency"]["value"] = 0.5;
+  std::ofstream(path) << j.dump();
+  const auto slower = run_strata("validate --json --constants " + path);
+  ASSERT_EQ(slower.code, 0) << slower.out;
+  EXPECT_GT(nlohmann::json::parse(slower.out)["time_mean_abs_pct"].get<double>(),
+            nlohmann::json::parse(builtin.out)["time_mean_abs_pct"].get<double>() + 10.0);
+
+  j["constants"]["gemm_max_efficiency"]["value"] = 2.0;
+  std::ofstream(path) << j.dump();
+  const auto bad = run_strata("validate --constants " + path);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.out.find(path), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("gemm_max_efficiency"), std::string::npos) << bad.out;
+  EXPECT_EQ(std::count(bad.out.begin(), bad.out.end(), '\n'), 1) << bad.out;
+  std::remove(path.c_str());
 }
