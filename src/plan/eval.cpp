@@ -242,9 +242,28 @@ bool may_fit_memory(const StaticTotals& st, const DegreeUnit& u, const cost::Str
   return cost::stage_memory(ctx, s.pp - 1, sums).total_bytes() <= biggest->memory_usable_bytes;
 }
 
-double lower_bound_s(double w, int pp, std::int64_t m, const ScheduleChoice& sc) {
-  // max_j t_j ≥ Σ_j t_j / p ≥ w / p and Σ_j t_j ≥ w; p2p, DP sync and the optimizer are ≥ 0.
-  const double md = static_cast<double>(m), p = pp;
+double effective_stages(const LayerIndex& li, const ClassCosts& cc, const DegreeUnit& u) {
+  const std::size_t classes = cc.shape.size();
+  if (classes <= 1 || u.stage_class.size() != static_cast<std::size_t>(u.pp)) return u.pp;
+  std::vector<double> rho(classes, INFINITY);
+  for (int id : li.shape_of) {
+    double fastest = INFINITY;
+    for (const auto& row : cc.shape) fastest = std::min(fastest, row[id].time_s());
+    if (!(fastest > 0)) continue;  // a free layer bounds nothing (t ≥ ρ·0 for any ρ)
+    for (std::size_t k = 0; k < classes; ++k) rho[k] = std::min(rho[k], cc.shape[k][id].time_s() / fastest);
+  }
+  double stages = 0;
+  for (int k : u.stage_class) {
+    const bool known = k >= 0 && static_cast<std::size_t>(k) < classes && std::isfinite(rho[k]);
+    stages += known ? 1.0 / std::max(1.0, rho[k]) : 1.0;
+  }
+  return stages;
+}
+
+double lower_bound_s(double w, double stages, std::int64_t m, const ScheduleChoice& sc) {
+  // max_j t_j ≥ w / P with P = effective_stages (≤ p: Σ_j t_j / p ≥ w / p when all stages are alike) and
+  // Σ_j t_j ≥ w; p2p, DP sync and the optimizer are ≥ 0.
+  const double md = static_cast<double>(m), p = stages;
   double lb = 0;
   switch (sc.schedule) {
     case cost::Schedule::gpipe:

@@ -141,8 +141,14 @@ StaticTotals static_totals(const LayerIndex& li, const ClassCosts& cc);
 // per-layer ratios are the same constants for every layer), so its stage_memory with no activations already
 // exceeds the largest capacity of the unit's classes. `s` carries the schedule/ZeRO/pp of the configuration.
 bool may_fit_memory(const StaticTotals& st, const DegreeUnit& u, const cost::Strategy& s);
-// A valid lower bound on cost::estimate's iteration time for schedule `sc` given min_work_s.
-double lower_bound_s(double min_work, int pp, std::int64_t m, const ScheduleChoice& sc);
+// The number of fastest-class stages that the unit's stages are worth for the bound: Σ_j 1/ρ_c(j), where ρ_c is
+// the smallest ratio, over layers, of class c's time to the cheapest class's time (≥ 1). A stage of class c
+// that takes t holds layers whose cheapest-class time is at most t/ρ_c, so max_j t_j ≥ min_work / Σ_j 1/ρ_c(j).
+// Equals pp when every stage is of one class (or the classes cost the layers alike).
+double effective_stages(const LayerIndex& li, const ClassCosts& cc, const DegreeUnit& u);
+// A valid lower bound on cost::estimate's iteration time for schedule `sc` given min_work_s and the unit's
+// effective_stages (≤ pp; pp gives the class-blind bound).
+double lower_bound_s(double min_work, double stages, std::int64_t m, const ScheduleChoice& sc);
 
 // Builds the exact split problem of strategy s on unit u (gpipe/1f1b/pipedream/2bw).
 SplitProblem build_split_problem(const model::Model& m, const hw::Cluster& c, const LayerIndex& li,

@@ -375,7 +375,7 @@ PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& 
 
   // Phase A: lower bounds (per-layer costs once per (unit, variant), shared by every schedule) and the memory
   // pre-check (static state alone too big for any stage).
-  std::vector<double> work(sp.uvs.size());
+  std::vector<double> work(sp.uvs.size()), stages(sp.uvs.size());
   std::vector<detail::StaticTotals> statics(sp.uvs.size());
   std::vector<std::vector<std::vector<cost::LayerStageCost>>> shape_costs(sp.uvs.size());  // [uv][class][shape]
   // Classes that recur across units cost their layers once (exact); freed after phase A (its memory is reused).
@@ -387,6 +387,7 @@ PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& 
     const detail::ClassCosts cc = opt.symmetry ? detail::class_costs(m, li, u, s, *layer_memo)
                                                : detail::class_costs(m, li, u, s);
     work[i] = detail::min_work_s(li, cc);
+    stages[i] = detail::effective_stages(li, cc, u);
     statics[i] = detail::static_totals(li, cc);
     shape_costs[i].assign(cc.shape.begin(), cc.shape.end());
   });
@@ -403,7 +404,7 @@ PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& 
       continue;
     }
     const std::int64_t micro = opt.global_batch / (static_cast<std::int64_t>(u.dp) * uv.var.mbs);
-    cf.lb = detail::lower_bound_s(work[cf.uv], u.pp, micro, cf.sc);
+    cf.lb = detail::lower_bound_s(work[cf.uv], stages[cf.uv], micro, cf.sc);
     kept.push_back(cf);
   }
   const std::int64_t memory_pruned = static_cast<std::int64_t>(sp.configs.size() - kept.size());
