@@ -384,12 +384,12 @@ PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& 
     const auto& uv = sp.uvs[i];
     const auto& u = sp.units[uv.unit];
     const cost::Strategy s = detail::make_strategy_light(u, uv.var, {cost::Schedule::one_f_one_b, 1});
-    const detail::ClassCosts cc = opt.symmetry ? detail::class_costs(m, li, u, s, *layer_memo)
+    detail::ClassCosts cc = opt.symmetry ? detail::class_costs(m, li, u, s, *layer_memo)
                                                : detail::class_costs(m, li, u, s);
     work[i] = detail::min_work_s(li, cc);
     stages[i] = detail::effective_stages(li, cc, u);
     statics[i] = detail::static_totals(li, cc);
-    shape_costs[i].assign(cc.shape.begin(), cc.shape.end());
+    shape_costs[i] = std::move(cc.own);  // cc.shape views cc.own (both class_costs forms); cc is not read after
   });
   layer_memo.reset();
   std::vector<detail::Config> kept;
