@@ -456,4 +456,27 @@ double optimizer_step_time(const StageContext& ctx, double params_per_device) {
   return owned * k.optimizer_traffic_bytes_per_param / (ctx.memory_bw_bytes_per_s * k.memory_bw_efficiency);
 }
 
+double stage_sync_lower_bound_s(const StageContext& ctx, double min_params, double max_window_s) {
+  const Strategy& s = *ctx.strategy;
+  const CostConstants& k = *ctx.constants;
+  if (!(min_params > 0)) return 0;
+  // optimizer_step_time is linear in P.
+  double bound = optimizer_step_time(ctx, min_params);
+  if (s.dp_cp() <= 1 || s.zero_stage >= 3 || k.overlap_slowdown < 1.0) return bound;
+  // dp_sync_exposed_time with n buckets of `one` each, window w' = w·(n−1)/n ≤ w and overlapped(a, c, σ) ≥ max(a, c)
+  // (σ ≥ 1): exposed ≥ max(0, (n−1)·one − w) + one = max(one, n·one − w). With bytes = P·grad_comm_bytes_per_param:
+  //   one = α + β·bytes/n ≥ α + β·min(bytes, B/2)   (n = clamp(⌈bytes/B⌉, 1, M): bytes/n = bytes when n = 1, else
+  //         > B·bytes/(bytes + B) ≥ B/2 when n = ⌈bytes/B⌉, and > B when capped at M)
+  //   n·one = n·α + β·bytes ≥ α + β·bytes.
+  // Both increase in bytes, and the ZeRO-1/2 all-gather α + β·bytes does too.
+  const double bytes = min_params * k.grad_comm_bytes_per_param;
+  const bool all_reduce = s.zero_stage == 0;
+  const double alpha = all_reduce ? ctx.dp_allreduce_latency_s : ctx.dp_allgather_latency_s;
+  const double beta = all_reduce ? ctx.dp_allreduce_s_per_byte : ctx.dp_allgather_s_per_byte;
+  const double one = alpha + beta * std::min(bytes, k.dp_bucket_bytes / 2);
+  bound += std::max(one, alpha + beta * bytes - std::max(0.0, max_window_s));
+  if (!all_reduce) bound += ctx.dp_allgather_latency_s + ctx.dp_allgather_s_per_byte * bytes;
+  return bound;
+}
+
 }  // namespace strata::cost

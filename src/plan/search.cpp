@@ -375,11 +375,17 @@ PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& 
 
   // Phase A: lower bounds (per-layer costs once per (unit, variant), shared by every schedule) and the memory
   // pre-check (static state alone too big for any stage).
-  std::vector<double> work(sp.uvs.size()), stages(sp.uvs.size());
+  std::vector<double> work(sp.uvs.size()), stages(sp.uvs.size()), flow_shop(sp.uvs.size());
   std::vector<detail::StaticTotals> statics(sp.uvs.size());
   std::vector<std::vector<std::vector<cost::LayerStageCost>>> shape_costs(sp.uvs.size());  // [uv][class][shape]
   // Classes that recur across units cost their layers once (exact); freed after phase A (its memory is reused).
   auto layer_memo = std::make_unique<detail::LayerCostMemo>();
+  // A variant's configurations are contiguous (enumerate_space pushes them right after it): [cfg_begin[i], [i+1]).
+  std::vector<std::size_t> cfg_begin(sp.uvs.size() + 1, sp.configs.size());
+  for (std::size_t k = sp.configs.size(); k-- > 0;) cfg_begin[sp.configs[k].uv] = k;
+  for (std::size_t i = sp.uvs.size(); i-- > 0;) cfg_begin[i] = std::min(cfg_begin[i], cfg_begin[i + 1]);
+  // The tighter bound of the configurations whose split is fixed (interleaved; pp = 1); −1 where none.
+  std::vector<double> fixed_lb(sp.configs.size(), -1.0);
   detail::parallel_for(opt.threads, static_cast<std::int64_t>(sp.uvs.size()), [&](std::int64_t i) {
     const auto& uv = sp.uvs[i];
     const auto& u = sp.units[uv.unit];
@@ -387,14 +393,30 @@ PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& 
     detail::ClassCosts cc = opt.symmetry ? detail::class_costs(m, li, u, s, *layer_memo)
                                                : detail::class_costs(m, li, u, s);
     work[i] = detail::min_work_s(li, cc);
-    stages[i] = detail::effective_stages(li, cc, u);
+    const std::vector<double> speeds = detail::stage_speeds(li, cc, u);
+    stages[i] = 0;
+    for (double x : speeds) stages[i] += x;
+    const std::int64_t micro = opt.global_batch / (static_cast<std::int64_t>(u.dp) * uv.var.mbs);
+    flow_shop[i] = detail::flow_shop_bound_s(work[i], speeds, micro, detail::max_layer_s(li, cc));
     statics[i] = detail::static_totals(li, cc);
+    thread_local detail::StagePrefix prefix;
+    bool prefix_built = false;
+    for (std::size_t k = cfg_begin[i]; k < cfg_begin[i + 1]; ++k) {
+      const auto& sc = sp.configs[k].sc;
+      if (sp.configs[k].uv != i || (sc.schedule != cost::Schedule::interleaved && u.pp != 1)) continue;
+      if (!prefix_built) prefix.build(li, cc.shape);
+      prefix_built = true;
+      cost::Strategy fixed = detail::make_strategy_light(u, uv.var, sc);
+      fixed.split = cost::default_split(m, fixed.pp * fixed.virtual_stages);
+      fixed_lb[k] = detail::fixed_split_bound_s(u, fixed, prefix, cc.ctx);
+    }
     shape_costs[i] = std::move(cc.own);  // cc.shape views cc.own (both class_costs forms); cc is not read after
   });
   layer_memo.reset();
   std::vector<detail::Config> kept;
   kept.reserve(sp.configs.size());
-  for (auto& cf : sp.configs) {
+  for (std::size_t k = 0; k < sp.configs.size(); ++k) {
+    auto& cf = sp.configs[k];
     const auto& uv = sp.uvs[cf.uv];
     const auto& u = sp.units[uv.unit];
     const cost::Strategy s = detail::make_strategy_light(u, uv.var, cf.sc);
@@ -404,7 +426,10 @@ PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& 
       continue;
     }
     const std::int64_t micro = opt.global_batch / (static_cast<std::int64_t>(u.dp) * uv.var.mbs);
-    cf.lb = detail::lower_bound_s(work[cf.uv], stages[cf.uv], micro, cf.sc);
+    cf.lb = std::max(detail::lower_bound_s(work[cf.uv], stages[cf.uv], micro, cf.sc, statics[cf.uv].sync_s),
+                     fixed_lb[k]);
+    if (cf.sc.schedule == cost::Schedule::gpipe || cf.sc.schedule == cost::Schedule::one_f_one_b)
+      cf.lb = std::max(cf.lb, (flow_shop[cf.uv] + statics[cf.uv].sync_s) * (1.0 - 1e-9));
     kept.push_back(cf);
   }
   const std::int64_t memory_pruned = static_cast<std::int64_t>(sp.configs.size() - kept.size());
@@ -412,12 +437,12 @@ PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& 
   if (sp.configs.empty()) throw_fits_nowhere(m, c, opt, sp);
   res.lower_bounded = static_cast<std::int64_t>(sp.configs.size());
   (void)memory_pruned;
-  std::vector<std::int64_t> order(sp.configs.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::int64_t>(i);
-  std::sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
-    if (sp.configs[a].lb != sp.configs[b].lb) return sp.configs[a].lb < sp.configs[b].lb;
-    return a < b;
-  });
+  // Ascending (bound, enumeration index): the pairs sort in place, without an indirection per comparison.
+  std::vector<std::pair<double, std::int64_t>> by_bound(sp.configs.size());
+  for (std::size_t i = 0; i < by_bound.size(); ++i) by_bound[i] = {sp.configs[i].lb, static_cast<std::int64_t>(i)};
+  std::sort(by_bound.begin(), by_bound.end());
+  std::vector<std::int64_t> order(by_bound.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = by_bound[i].second;
 
   // Phase B: evaluate in lower-bound order, in fixed batches; prune against the K-th best at the batch start.
   std::vector<Candidate> top;
@@ -459,6 +484,7 @@ PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& 
         rej.add(r.reject_reason, 1, [&] { return detail::short_cli(r.cand.strategy); });
         continue;
       }
+      if (opt.on_costed) opt.on_costed(sp.configs[order[pos + i]].lb, r.cand);
       unit_of[r.cand.order] = sp.uvs[sp.configs[order[pos + i]].uv].unit;
       top.push_back(std::move(r.cand));
     }

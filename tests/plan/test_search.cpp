@@ -101,6 +101,7 @@ TEST(Search, PrunedSearchEqualsExhaustiveEvaluation) {
   const auto cat = hw::builtin_catalog();
   Rng r(4242);
   int cases = 0, pruned_something = 0, hetero = 0;
+  std::int64_t bounds_checked = 0, bounds_tight = 0;
   for (int c = 0; c < 120; ++c) {
     const model::Model m = random_model(r);
     const hw::Cluster cl = random_cluster(r, cat);
@@ -120,7 +121,14 @@ TEST(Search, PrunedSearchEqualsExhaustiveEvaluation) {
       continue;
     }
     opt.exhaustive = true;
+    // Every configuration's lower bound (plain, sync, flow-shop, fixed-split) is at most its estimate.
+    opt.on_costed = [&](double lb, const Candidate& cand) {
+      ++bounds_checked;
+      EXPECT_LE(lb, cand.estimate.iteration_time_s) << "case " << c << ": " << cost::to_cli_string(cand.strategy);
+      if (lb >= 0.9 * cand.estimate.iteration_time_s) ++bounds_tight;
+    };
     full = plan(m, cl, opt);
+    opt.on_costed = nullptr;
     expect_same_top(fast, full, "case " + std::to_string(c));
     ++cases;
     pruned_something += fast.pruned_by_bound > 0 ? 1 : 0;
@@ -135,6 +143,10 @@ TEST(Search, PrunedSearchEqualsExhaustiveEvaluation) {
   EXPECT_GT(cases, 80);
   EXPECT_GT(pruned_something, cases / 2);  // the bound does prune
   EXPECT_GT(hetero, cases / 2);
+  EXPECT_GT(bounds_checked, 10000);
+  EXPECT_GT(bounds_tight, bounds_checked / 10);  // the bounds are not vacuous
+  std::printf("bounds checked: %lld, within 10%% of the estimate: %lld\n", static_cast<long long>(bounds_checked),
+              static_cast<long long>(bounds_tight));
 }
 
 // Every composition of L layers into p stages, lexicographic.

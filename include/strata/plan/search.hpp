@@ -27,6 +27,7 @@ enum class Space { three_d, full, all };
 std::string_view to_string(Space s);
 Space parse_space(std::string_view text, const std::string& where);
 
+struct Candidate;
 struct PlanOptions {
   std::int64_t global_batch = 0;
   Space space = Space::full;
@@ -52,6 +53,9 @@ struct PlanOptions {
   bool symmetry = true;
   // Called between batches with (configurations visited, total) — for a progress line. May be empty.
   std::function<void(std::int64_t, std::int64_t)> progress;
+  // Called for every configuration the search costs and keeps as a candidate, with the lower bound it was ordered
+  // and pruned by (tests check bound ≤ estimate on exhaustive runs). May be empty.
+  std::function<void(double lower_bound_s, const Candidate&)> on_costed;
 };
 
 struct Candidate {
