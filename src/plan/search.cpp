@@ -377,7 +377,6 @@ PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& 
   // pre-check (static state alone too big for any stage).
   std::vector<double> work(sp.uvs.size()), stages(sp.uvs.size()), flow_shop(sp.uvs.size());
   std::vector<detail::StaticTotals> statics(sp.uvs.size());
-  std::vector<std::vector<std::vector<cost::LayerStageCost>>> shape_costs(sp.uvs.size());  // [uv][class][shape]
   // Classes that recur across units cost their layers once (exact); freed after phase A (its memory is reused).
   auto layer_memo = std::make_unique<detail::LayerCostMemo>();
   // A variant's configurations are contiguous (enumerate_space pushes them right after it): [cfg_begin[i], [i+1]).
@@ -410,7 +409,6 @@ PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& 
       fixed.split = cost::default_split(m, fixed.pp * fixed.virtual_stages);
       fixed_lb[k] = detail::fixed_split_bound_s(u, fixed, prefix, cc.ctx);
     }
-    shape_costs[i] = std::move(cc.own);  // cc.shape views cc.own (both class_costs forms); cc is not read after
   });
   layer_memo.reset();
   std::vector<detail::Config> kept;
@@ -467,8 +465,15 @@ PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& 
         return;
       }
       const auto& uv = sp.uvs[cf.uv];
-      out[i] = detail::evaluate(m, c, li, sp.units[uv.unit], uv.var, cf.sc, opt.cost,
-                                opt.symmetry ? &shape_costs[cf.uv] : nullptr, !opt.symmetry);
+      // The variant's layer costs again (the same numbers as phase A's; keeping phase A's rows for every variant
+      // would hold megabytes that only the few costed configurations read, and page faults cost more than this).
+      std::vector<std::vector<cost::LayerStageCost>> rows;
+      if (opt.symmetry) {
+        const cost::Strategy s = detail::make_strategy_light(sp.units[uv.unit], uv.var, {cost::Schedule::one_f_one_b, 1});
+        rows = detail::class_costs(m, li, sp.units[uv.unit], s).own;
+      }
+      out[i] = detail::evaluate(m, c, li, sp.units[uv.unit], uv.var, cf.sc, opt.cost, opt.symmetry ? &rows : nullptr,
+                                !opt.symmetry);
       out[i].cand.order = cf.order;
     });
     for (std::size_t i = 0; i < out.size(); ++i) {
