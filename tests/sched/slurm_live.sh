@@ -123,16 +123,22 @@ done
 [ -n "$up" ] || { logs; skip "the node did not come up idle within 20 s"; }
 echo "slurm_live: slurmctld + slurmd up on ports $PORT/$((PORT + 1)) after $(($(date +%s) - START)) s"
 
-# Each stint of a job logs its start, Slurm's GRES line for it (type and device index) and its end (SIGTERM from
-# requeue or cancel).
+# Each stint of a job logs its start, Slurm's GRES line for it (type and device index), a heartbeat every 0.25 s
+# and its end (SIGTERM from requeue or cancel), each line with the stint's key (Slurm job id . restart count: a
+# requeued job keeps its id). A stint whose end record is missing (its shell killed before the trap ran, seen once
+# on a loaded machine) ends at its last heartbeat, at most 0.25 s early.
 cat >"$T/job.sh" <<'EOF'
 #!/bin/sh
 log="$STRATA_SLURM_OUT/$SLURM_JOB_NAME.log"
+key="$SLURM_JOB_ID.${SLURM_RESTART_COUNT:-0}"
 t=$(date +%s.%N)
-trap 'echo "end $(date +%s.%N)" >>"$log"; exit 0' TERM
+trap 'echo "end $(date +%s.%N) $key" >>"$log"; exit 0' TERM
 g=$(scontrol show job -d "$SLURM_JOB_ID" | grep -o ' GRES=[^ ]*' | tr -d ' ' | head -n 1)
-echo "start $t $SLURM_JOB_ID $g" >>"$log"
-sleep 600 & wait
+echo "start $t $key $g" >>"$log"
+while :; do
+  sleep 0.25 & wait
+  echo "beat $(date +%s.%N) $key" >>"$log"
+done
 EOF
 # Six jobs, a100:2 + v100:2; over five rounds of max-min fairness this runs every action: sbatch, requeuehold,
 # release, cancel + resubmit of a running job moved to another type and (round 5) of a held one.
@@ -172,10 +178,17 @@ for j in j0 j1 j2 j3 j4 j5; do
     x=$(echo "$flat" | grep -o "\"$j\":{[^}]*}" | head -n 1 | grep -o "\"$type\":[0-9.e-]*" | sed 's/.*://')
     placed=$(grep -c "^# round at .* $j=$type:" actions.log)
     got=$(awk -v type="$type" '
-      $1 == "start" { t0 = $2; ty = $4; sub(/^GRES=/, "", ty); sub(/,?gpu:[a-z0-9]*:0\(IDX:\)/, "", ty)
-                      sub(/^,/, "", ty); sub(/^gpu:/, "", ty); sub(/:.*/, "", ty); open = 1 }
-      $1 == "end" && open { if (ty == type) s += $2 - t0; open = 0 }
-      END { if (open) print "unterminated"; else printf "%.2f\n", s }' "$log")
+      $1 == "start" { k = $3; t0[k] = $2; ty = $4; sub(/^GRES=/, "", ty); sub(/,?gpu:[a-z0-9]*:0\(IDX:\)/, "", ty)
+                      sub(/^,/, "", ty); sub(/^gpu:/, "", ty); sub(/:.*/, "", ty); tt[k] = ty }
+      $1 == "beat" { beat[$3] = $2 }
+      $1 == "end" { stop[$3] = $2 }
+      END {
+        for (k in t0) {
+          e = (k in stop) ? stop[k] : (k in beat) ? beat[k] : ""
+          if (e == "") { print "unterminated"; exit }
+          if (tt[k] == type) s += e - t0[k]
+        }
+        printf "%.2f\n", s }' "$log")
     [ "$got" = "unterminated" ] && { echo "job $j: a stint has no end record"; status=1; continue; }
     verdict=$(awk -v g="$got" -v p="$placed" -v x="${x:-0}" -v n="$ROUNDS" -v r="$ROUND_S" 'BEGIN {
       e = p * r; d = g - e; if (d < 0) d = -d; ex = x * n * r; dx = g - ex; if (dx < 0) dx = -dx
@@ -197,7 +210,7 @@ echo "slurm_live: $(grep -c '^sbatch' actions.log) sbatch, $(grep -c 'requeuehol
   "$(grep -c '^scancel' actions.log) scancel; $(($(date +%s) - START)) s in all"
 if [ $status -ne 0 ]; then
   cat actions.log
-  for j in j0 j1 j2 j3 j4 j5; do echo "== $j"; cat "out/strata-$j.log" 2>/dev/null; done
+  for j in j0 j1 j2 j3 j4 j5; do echo "== $j"; grep -v "^beat" "out/strata-$j.log" 2>/dev/null; done
   fail "jobs did not run on the allocated types for the allocated time"
 fi
 echo "slurm_live: PASS"
