@@ -12,6 +12,7 @@
 #include <memory>
 #include <thread>
 
+#include "bounds.hpp"
 #include "eval.hpp"
 #include "search_internal.hpp"
 #include "unit_memo.hpp"
@@ -348,6 +349,145 @@ void throw_fits_nowhere(const model::Model& m, const hw::Cluster& c, const PlanO
       big.empty() ? "none in the catalog" : core::join(big), opt.space == Space::three_d ? ", or --space full (ZeRO, recompute)" : ""));
 }
 
+// The fixed-split bounds (plan/bounds fixed_split_bound_s) of variant i's configurations [begin, end) whose
+// split the search does not choose (interleaved: Megatron's; pp = 1), into fixed_lb; the others keep −1.
+void fixed_split_bounds(const model::Model& m, const detail::LayerIndex& li, const detail::Space_& sp,
+                        std::int64_t i, const detail::ClassCosts& cc, std::size_t begin, std::size_t end,
+                        std::vector<double>& fixed_lb) {
+  const auto& uv = sp.uvs[i];
+  const auto& u = sp.units[uv.unit];
+  thread_local detail::StagePrefix prefix;
+  bool prefix_built = false;
+  for (std::size_t k = begin; k < end; ++k) {
+    const auto& sc = sp.configs[k].sc;
+    if (sp.configs[k].uv != i || (sc.schedule != cost::Schedule::interleaved && u.pp != 1)) continue;
+    if (!prefix_built) prefix.build(li, cc.shape);
+    prefix_built = true;
+    cost::Strategy fixed = detail::make_strategy_light(u, uv.var, sc);
+    fixed.split = cost::default_split(m, fixed.pp * fixed.virtual_stages);
+    fixed_lb[k] = detail::fixed_split_bound_s(u, fixed, prefix, cc.ctx);
+  }
+}
+
+// Phase A: per variant, the numbers its configurations' bounds read (per-layer costs once per variant, shared by
+// every schedule); the memory pre-check (static state alone too big for any stage) drops configurations from
+// sp.configs; the others get their lower bound. Returns their indices by increasing (bound, enumeration index).
+std::vector<std::int64_t> bound_and_order(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt,
+                                          const detail::LayerIndex& li, detail::Space_& sp, detail::Rejections& rej) {
+  std::vector<detail::VariantBounds> bounds(sp.uvs.size());
+  // Classes that recur across units cost their layers once (exact); freed after phase A (its memory is reused).
+  auto layer_memo = std::make_unique<detail::LayerCostMemo>();
+  // A variant's configurations are contiguous (enumerate_space pushes them right after it): configurations
+  // [cfg_begin[i], cfg_begin[i + 1]) are variant i's.
+  std::vector<std::size_t> cfg_begin(sp.uvs.size() + 1, sp.configs.size());
+  for (std::size_t k = sp.configs.size(); k-- > 0;) cfg_begin[sp.configs[k].uv] = k;
+  for (std::size_t i = sp.uvs.size(); i-- > 0;) cfg_begin[i] = std::min(cfg_begin[i], cfg_begin[i + 1]);
+  // The tighter bound of the configurations whose split is fixed (interleaved; pp = 1); −1 where none.
+  std::vector<double> fixed_lb(sp.configs.size(), -1.0);
+  detail::parallel_for(opt.threads, static_cast<std::int64_t>(sp.uvs.size()), [&](std::int64_t i) {
+    const auto& uv = sp.uvs[i];
+    const auto& u = sp.units[uv.unit];
+    const cost::Strategy s = detail::make_strategy_light(u, uv.var, {cost::Schedule::one_f_one_b, 1});
+    detail::ClassCosts cc = opt.symmetry ? detail::class_costs(m, li, u, s, *layer_memo)
+                                               : detail::class_costs(m, li, u, s);
+    bounds[i] = detail::variant_bounds(li, cc, u, opt.global_batch / (static_cast<std::int64_t>(u.dp) * uv.var.mbs));
+    fixed_split_bounds(m, li, sp, i, cc, cfg_begin[i], cfg_begin[i + 1], fixed_lb);
+  });
+  layer_memo.reset();
+  std::vector<detail::Config> kept;
+  kept.reserve(sp.configs.size());
+  for (std::size_t k = 0; k < sp.configs.size(); ++k) {
+    auto& cf = sp.configs[k];
+    const auto& uv = sp.uvs[cf.uv];
+    const auto& u = sp.units[uv.unit];
+    const cost::Strategy s = detail::make_strategy_light(u, uv.var, cf.sc);
+    const detail::VariantBounds& b = bounds[cf.uv];
+    if (!detail::may_fit_memory(b.statics, u, s)) {
+      rej.add("memory: weights + gradients + optimizer state alone exceed the largest GPU (any split)", 1,
+              [&] { return detail::short_cli(s); });
+      continue;
+    }
+    const std::int64_t micro = opt.global_batch / (static_cast<std::int64_t>(u.dp) * uv.var.mbs);
+    cf.lb = std::max(detail::lower_bound_s(b.min_work, b.stages, micro, cf.sc, b.statics.sync_s), fixed_lb[k]);
+    if (cf.sc.schedule == cost::Schedule::gpipe || cf.sc.schedule == cost::Schedule::one_f_one_b)
+      cf.lb = std::max(cf.lb, (b.flow_shop + b.statics.sync_s) * (1.0 - 1e-9));
+    kept.push_back(cf);
+  }
+  sp.configs = std::move(kept);
+  if (sp.configs.empty()) throw_fits_nowhere(m, c, opt, sp);
+  // Ascending (bound, enumeration index): the pairs sort in place, without an indirection per comparison.
+  std::vector<std::pair<double, std::int64_t>> by_bound(sp.configs.size());
+  for (std::size_t i = 0; i < by_bound.size(); ++i) by_bound[i] = {sp.configs[i].lb, static_cast<std::int64_t>(i)};
+  std::sort(by_bound.begin(), by_bound.end());
+  std::vector<std::int64_t> order(by_bound.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = by_bound[i].second;
+  return order;
+}
+
+// Split + estimate of one configuration. The variant's layer costs are computed again (the same numbers as phase
+// A's): keeping phase A's rows for every variant would hold megabytes that only the few costed configurations
+// read, and their page faults cost more than this.
+detail::EvalResult cost_config(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt,
+                               const detail::LayerIndex& li, const detail::Space_& sp, const detail::Config& cf) {
+  const auto& uv = sp.uvs[cf.uv];
+  const auto& u = sp.units[uv.unit];
+  std::vector<std::vector<cost::LayerStageCost>> rows;
+  if (opt.symmetry) rows = detail::class_costs(m, li, u, detail::make_strategy_light(u, uv.var, {})).own;
+  detail::EvalResult r =
+      detail::evaluate(m, c, li, u, uv.var, cf.sc, opt.cost, opt.symmetry ? &rows : nullptr, !opt.symmetry);
+  r.cand.order = cf.order;
+  return r;
+}
+
+// Phase B: costs the configurations in `order`, in fixed batches, skipping those whose bound exceeds the K-th best
+// found before the batch and stopping when the next bound does. Returns the best K (unit_of: their units).
+std::vector<Candidate> costed_in_bound_order(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt,
+                                             const detail::LayerIndex& li, const detail::Space_& sp,
+                                             const std::vector<std::int64_t>& order, detail::Rejections& rej,
+                                             PlanResult& res, std::map<std::int64_t, int>& unit_of) {
+  std::vector<Candidate> top;
+  const std::size_t K = static_cast<std::size_t>(opt.top_k);
+  const std::size_t batch = static_cast<std::size_t>(std::max(1, opt.batch_size));
+  std::size_t pos = 0;
+  while (pos < order.size()) {
+    const double threshold = top.size() >= K ? top[K - 1].estimate.iteration_time_s : INFINITY;
+    if (!opt.exhaustive && sp.configs[order[pos]].lb > threshold) {
+      res.pruned_by_bound += static_cast<std::int64_t>(order.size() - pos);
+      break;
+    }
+    const std::size_t end = std::min(order.size(), pos + batch);
+    std::vector<detail::EvalResult> out(end - pos);
+    std::vector<char> skipped(end - pos, 0);
+    detail::parallel_for(opt.threads, static_cast<std::int64_t>(end - pos), [&](std::int64_t i) {
+      const auto& cf = sp.configs[order[pos + i]];
+      if (!opt.exhaustive && cf.lb > threshold) skipped[i] = 1;
+      else out[i] = cost_config(m, c, opt, li, sp, cf);
+    });
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      if (skipped[i]) {
+        ++res.pruned_by_bound;
+        continue;
+      }
+      auto& r = out[i];
+      res.splits_solved += r.split_solved ? 1 : 0;
+      res.split_bounds_tried += r.bounds_tried;
+      res.evaluated += r.estimated ? 1 : 0;
+      if (!r.ok) {
+        rej.add(r.reject_reason, 1, [&] { return detail::short_cli(r.cand.strategy); });
+        continue;
+      }
+      if (opt.on_costed) opt.on_costed(sp.configs[order[pos + i]].lb, r.cand);
+      unit_of[r.cand.order] = sp.uvs[sp.configs[order[pos + i]].uv].unit;
+      top.push_back(std::move(r.cand));
+    }
+    std::sort(top.begin(), top.end(), detail::candidate_less);
+    if (top.size() > K) top.resize(K);
+    pos = end;
+    if (opt.progress) opt.progress(static_cast<std::int64_t>(pos), static_cast<std::int64_t>(order.size()));
+  }
+  return top;
+}
+
 }  // namespace
 
 PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt) {
@@ -373,131 +513,10 @@ PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& 
   }
   res.space_size = static_cast<std::int64_t>(sp.configs.size());
 
-  // Phase A: lower bounds (per-layer costs once per (unit, variant), shared by every schedule) and the memory
-  // pre-check (static state alone too big for any stage).
-  std::vector<double> work(sp.uvs.size()), stages(sp.uvs.size()), flow_shop(sp.uvs.size());
-  std::vector<detail::StaticTotals> statics(sp.uvs.size());
-  // Classes that recur across units cost their layers once (exact); freed after phase A (its memory is reused).
-  auto layer_memo = std::make_unique<detail::LayerCostMemo>();
-  // A variant's configurations are contiguous (enumerate_space pushes them right after it): [cfg_begin[i], [i+1]).
-  std::vector<std::size_t> cfg_begin(sp.uvs.size() + 1, sp.configs.size());
-  for (std::size_t k = sp.configs.size(); k-- > 0;) cfg_begin[sp.configs[k].uv] = k;
-  for (std::size_t i = sp.uvs.size(); i-- > 0;) cfg_begin[i] = std::min(cfg_begin[i], cfg_begin[i + 1]);
-  // The tighter bound of the configurations whose split is fixed (interleaved; pp = 1); −1 where none.
-  std::vector<double> fixed_lb(sp.configs.size(), -1.0);
-  detail::parallel_for(opt.threads, static_cast<std::int64_t>(sp.uvs.size()), [&](std::int64_t i) {
-    const auto& uv = sp.uvs[i];
-    const auto& u = sp.units[uv.unit];
-    const cost::Strategy s = detail::make_strategy_light(u, uv.var, {cost::Schedule::one_f_one_b, 1});
-    detail::ClassCosts cc = opt.symmetry ? detail::class_costs(m, li, u, s, *layer_memo)
-                                               : detail::class_costs(m, li, u, s);
-    work[i] = detail::min_work_s(li, cc);
-    const std::vector<double> speeds = detail::stage_speeds(li, cc, u);
-    stages[i] = 0;
-    for (double x : speeds) stages[i] += x;
-    const std::int64_t micro = opt.global_batch / (static_cast<std::int64_t>(u.dp) * uv.var.mbs);
-    flow_shop[i] = detail::flow_shop_bound_s(work[i], speeds, micro, detail::max_layer_s(li, cc));
-    statics[i] = detail::static_totals(li, cc);
-    thread_local detail::StagePrefix prefix;
-    bool prefix_built = false;
-    for (std::size_t k = cfg_begin[i]; k < cfg_begin[i + 1]; ++k) {
-      const auto& sc = sp.configs[k].sc;
-      if (sp.configs[k].uv != i || (sc.schedule != cost::Schedule::interleaved && u.pp != 1)) continue;
-      if (!prefix_built) prefix.build(li, cc.shape);
-      prefix_built = true;
-      cost::Strategy fixed = detail::make_strategy_light(u, uv.var, sc);
-      fixed.split = cost::default_split(m, fixed.pp * fixed.virtual_stages);
-      fixed_lb[k] = detail::fixed_split_bound_s(u, fixed, prefix, cc.ctx);
-    }
-  });
-  layer_memo.reset();
-  std::vector<detail::Config> kept;
-  kept.reserve(sp.configs.size());
-  for (std::size_t k = 0; k < sp.configs.size(); ++k) {
-    auto& cf = sp.configs[k];
-    const auto& uv = sp.uvs[cf.uv];
-    const auto& u = sp.units[uv.unit];
-    const cost::Strategy s = detail::make_strategy_light(u, uv.var, cf.sc);
-    if (!detail::may_fit_memory(statics[cf.uv], u, s)) {
-      rej.add("memory: weights + gradients + optimizer state alone exceed the largest GPU (any split)", 1,
-              [&] { return detail::short_cli(s); });
-      continue;
-    }
-    const std::int64_t micro = opt.global_batch / (static_cast<std::int64_t>(u.dp) * uv.var.mbs);
-    cf.lb = std::max(detail::lower_bound_s(work[cf.uv], stages[cf.uv], micro, cf.sc, statics[cf.uv].sync_s),
-                     fixed_lb[k]);
-    if (cf.sc.schedule == cost::Schedule::gpipe || cf.sc.schedule == cost::Schedule::one_f_one_b)
-      cf.lb = std::max(cf.lb, (flow_shop[cf.uv] + statics[cf.uv].sync_s) * (1.0 - 1e-9));
-    kept.push_back(cf);
-  }
-  const std::int64_t memory_pruned = static_cast<std::int64_t>(sp.configs.size() - kept.size());
-  sp.configs = std::move(kept);
-  if (sp.configs.empty()) throw_fits_nowhere(m, c, opt, sp);
+  const std::vector<std::int64_t> order = bound_and_order(m, c, opt, li, sp, rej);
   res.lower_bounded = static_cast<std::int64_t>(sp.configs.size());
-  (void)memory_pruned;
-  // Ascending (bound, enumeration index): the pairs sort in place, without an indirection per comparison.
-  std::vector<std::pair<double, std::int64_t>> by_bound(sp.configs.size());
-  for (std::size_t i = 0; i < by_bound.size(); ++i) by_bound[i] = {sp.configs[i].lb, static_cast<std::int64_t>(i)};
-  std::sort(by_bound.begin(), by_bound.end());
-  std::vector<std::int64_t> order(by_bound.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = by_bound[i].second;
-
-  // Phase B: evaluate in lower-bound order, in fixed batches; prune against the K-th best at the batch start.
-  std::vector<Candidate> top;
   std::map<std::int64_t, int> unit_of;  // a kept candidate's unit (enumeration order → unit), to complete it
-  const std::size_t K = static_cast<std::size_t>(opt.top_k);
-  const int batch = std::max(1, opt.batch_size);
-  std::size_t pos = 0;
-  while (pos < order.size()) {
-    const double threshold =
-        top.size() >= K ? top[K - 1].estimate.iteration_time_s : INFINITY;
-    if (!opt.exhaustive && sp.configs[order[pos]].lb > threshold) {
-      res.pruned_by_bound += static_cast<std::int64_t>(order.size() - pos);
-      break;
-    }
-    const std::size_t end = std::min(order.size(), pos + static_cast<std::size_t>(batch));
-    std::vector<detail::EvalResult> out(end - pos);
-    std::vector<char> skipped(end - pos, 0);
-    detail::parallel_for(opt.threads, static_cast<std::int64_t>(end - pos), [&](std::int64_t i) {
-      const auto& cf = sp.configs[order[pos + i]];
-      if (!opt.exhaustive && cf.lb > threshold) {
-        skipped[i] = 1;
-        return;
-      }
-      const auto& uv = sp.uvs[cf.uv];
-      // The variant's layer costs again (the same numbers as phase A's; keeping phase A's rows for every variant
-      // would hold megabytes that only the few costed configurations read, and page faults cost more than this).
-      std::vector<std::vector<cost::LayerStageCost>> rows;
-      if (opt.symmetry) {
-        const cost::Strategy s = detail::make_strategy_light(sp.units[uv.unit], uv.var, {cost::Schedule::one_f_one_b, 1});
-        rows = detail::class_costs(m, li, sp.units[uv.unit], s).own;
-      }
-      out[i] = detail::evaluate(m, c, li, sp.units[uv.unit], uv.var, cf.sc, opt.cost, opt.symmetry ? &rows : nullptr,
-                                !opt.symmetry);
-      out[i].cand.order = cf.order;
-    });
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      if (skipped[i]) {
-        ++res.pruned_by_bound;
-        continue;
-      }
-      auto& r = out[i];
-      res.splits_solved += r.split_solved ? 1 : 0;
-      res.split_bounds_tried += r.bounds_tried;
-      res.evaluated += r.estimated ? 1 : 0;
-      if (!r.ok) {
-        rej.add(r.reject_reason, 1, [&] { return detail::short_cli(r.cand.strategy); });
-        continue;
-      }
-      if (opt.on_costed) opt.on_costed(sp.configs[order[pos + i]].lb, r.cand);
-      unit_of[r.cand.order] = sp.uvs[sp.configs[order[pos + i]].uv].unit;
-      top.push_back(std::move(r.cand));
-    }
-    std::sort(top.begin(), top.end(), detail::candidate_less);
-    if (top.size() > K) top.resize(K);
-    pos = end;
-    if (opt.progress) opt.progress(static_cast<std::int64_t>(pos), static_cast<std::int64_t>(order.size()));
-  }
+  std::vector<Candidate> top = costed_in_bound_order(m, c, opt, li, sp, order, rej, res, unit_of);
   if (res.pruned_by_bound > 0)
     rej.add("pruned: lower bound above the K-th best plan", res.pruned_by_bound, "");
   if (top.empty()) throw_fits_nowhere(m, c, opt, sp);

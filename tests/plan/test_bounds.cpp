@@ -1,4 +1,4 @@
-// Tests for the planner's lower bounds (plan/eval): the flow-shop bound for stages of unequal speed (with and
+// Tests for the planner's lower bounds (plan/bounds): the flow-shop bound for stages of unequal speed (with and
 // without the costliest-layer floor) against brute force over every contiguous split, and its equality with the plain bound (m−1)·w/p + w on equal stages.
 // (Bound ≤ estimate for every configuration of random searches: Search.PrunedSearchEqualsExhaustiveEvaluation.)
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "../../src/plan/eval.hpp"
+#include "../../src/plan/bounds.hpp"
 
 namespace strata::plan::detail {
 namespace {
