@@ -284,7 +284,7 @@ double dp_sync_exposed_time(const StageContext& ctx, double grad_params, double 
 // Optimizer step of a stage: reads/writes the (sharded) states at the GPU's memory bandwidth.
 double optimizer_step_time(const StageContext& ctx, double params_per_device);
 // A lower bound on dp_sync_exposed_time(ctx, P, w) + optimizer_step_time(ctx, P) over every P ≥ min_params and
-// every window w ≤ max_window_s: the planner's bound on a stage's sync before the split is chosen (plan/eval).
+// every window w ≤ max_window_s: the planner's bound on a stage's sync before the split is chosen (plan/bounds).
 // Each term is bounded by a function that increases in P, evaluated at min_params (derivation at the definition).
 double stage_sync_lower_bound_s(const StageContext& ctx, double min_params, double max_window_s);
 
