@@ -82,7 +82,7 @@ void apply_tp_async_overlap(const StageContext& ctx, model::Recompute mode, cons
   // again under full recompute, + half of them under per-op SAC, which re-runs the all-gathers).
   const double nf = lc.tp_allreduces_fwd;
   double nb = std::max(1, lc.tp_allreduces_bwd);
-  if (mode == model::Recompute::full && lc.recompute_flops > 0) nb += nf;
+  nb += recomputed_tp_collectives(mode, lc, true);
   if (mode == model::Recompute::op) nb += 0.5 * nf;
   const double fwd = nf * async_block_time(out.fwd_compute_s / nf, out.tp_comm_fwd_s / nf, s.tp, gamma);
   const double bwd = nb * async_block_time(out.bwd_compute_s / nb, out.tp_comm_bwd_s / nb, s.tp, gamma);

@@ -262,6 +262,13 @@ model::Recompute layer_recompute_mode(const Strategy& s, int stage, int index_in
   return index_in_stage < s.recompute_layers[stage] ? s.recompute : model::Recompute::none;
 }
 
+double recomputed_tp_collectives(model::Recompute mode, const model::LayerCost& lc, bool sequence_parallel) {
+  if (mode != model::Recompute::full || lc.recompute_flops <= 0 || lc.tp_allreduces_fwd <= 0) return 0;
+  const double all = lc.tp_allreduces_fwd;
+  if (!lc.recompute_skips_last_gemm) return all;
+  return std::max(0.0, all - (sequence_parallel ? 0.5 : 1.0));
+}
+
 double gemm_time_s(const StageContext& ctx, const model::Gemm& g, double elem_bytes) {
   // Roofline per GEMM: the FLOP time at the size-dependent efficiency or the bytes moved, whichever is more.
   // A batched product (count > 1: the attention core's per-head, per-window GEMMs) is one batched kernel
@@ -284,6 +291,7 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
   q.tp = s.tp;
   q.sequence_parallel = s.sequence_parallel && s.tp > 1;
   q.recompute = mode;
+  q.recompute_early_stop = s.recompute_early_stop;
   const PrecisionRecipe& recipe = precision_recipe(s.dtype);
   q.bytes_per_element = recipe.activation_bytes_per_element;
   q.gemm_input_bytes_per_element = recipe.gemm_input_activation_bytes_per_element;
@@ -341,6 +349,9 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
     } else if (mode == model::Recompute::op && gemm_flops > 0) {
       // Per-op SAC: the re-run matmuls (their share of the GEMM time) and every element-wise op again.
       out.recompute_s = lc.recompute_flops / gemm_flops * (gemm_s - flash_s) + elem_s;
+    } else if (lc.recompute_skips_last_gemm) {
+      // Full recompute with early stop: the whole forward but its last GEMM (the MLP's output projection).
+      out.recompute_s = std::max(0.0, out.fwd_compute_s - gemm_time_s(ctx, lc.fwd_gemms.back(), elem_bytes));
     } else {
       out.recompute_s = recompute_ratio * out.fwd_compute_s;
     }
@@ -353,8 +364,9 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
     const double one = q.sequence_parallel ? 2.0 * (ctx.tp_rs_latency_s + ctx.tp_rs_s_per_byte * msg)
                                            : ctx.tp_allreduce_latency_s + ctx.tp_allreduce_s_per_byte * msg;
     out.tp_comm_fwd_s = lc.tp_allreduces_fwd * one;
-    // Full recompute re-runs the forward's collectives inside backward; selective recomputes no comm.
-    const int recomputed = mode == model::Recompute::full && lc.recompute_flops > 0 ? lc.tp_allreduces_fwd : 0;
+    // Full recompute re-runs the forward's collectives inside backward; selective recomputes no comm. Early stop
+    // skips the last one: the reduce-scatter after the output projection (half of an sp pair), or its all-reduce.
+    const double recomputed = recomputed_tp_collectives(mode, lc, q.sequence_parallel);
     out.tp_comm_bwd_s = (lc.tp_allreduces_bwd + recomputed) * one;
     // Per-op SAC keeps the reduce-scatter outputs but re-runs the all-gathers (half of each sp pair).
     if (mode == model::Recompute::op && q.sequence_parallel) out.tp_comm_bwd_s += 0.5 * lc.tp_allreduces_fwd * one;

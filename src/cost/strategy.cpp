@@ -68,7 +68,7 @@ const std::vector<std::string>& valid_keys() {
   static const std::vector<std::string> keys = {"dp",   "tp",       "pp",     "mbs", "gbs",  "v",     "schedule",
                                                 "zero", "recompute", "rlayers", "sp", "dtype", "split", "place",
                                                 "attention", "stages", "layers", "overlap", "cp",
-                                                "elementwise"};
+                                                "elementwise", "earlystop"};
   return keys;
 }
 
@@ -148,6 +148,7 @@ Strategy parse_strategy(std::string_view text, const std::string& where) {
       if (s.zero_stage > 3) throw InputError(fmt::format("{}: zero: {} is not a ZeRO stage (0..3)", where, s.zero_stage));
     } else if (key == "recompute") s.recompute = model::parse_recompute(value, where + ": recompute");
     else if (key == "rlayers") s.recompute_layers = parse_int_list(value, where, key, 0);
+    else if (key == "earlystop") s.recompute_early_stop = parse_on_off(value, where, key);
     else if (key == "sp") s.sequence_parallel = parse_on_off(value, where, key);
     else if (key == "overlap") parse_overlap(value, where, s);
     else if (key == "dtype") s.dtype = hw::parse_dtype(value, where + ": dtype");
@@ -175,6 +176,7 @@ std::string stages_form_to_cli(const Strategy& s) {
                      to_string(s.schedule), s.zero_stage, model::to_string(s.recompute),
                      s.sequence_parallel ? "on" : "off", hw::to_string(s.dtype));
   if (!s.recompute_layers.empty()) out += ",rlayers=" + join_ints(s.recompute_layers, '+');
+  if (s.recompute_early_stop) out += ",earlystop=on";  // off (Megatron) is the default: left out
   if (s.attention) out += fmt::format(",attention={}", model::to_string(*s.attention));
   if (s.tp_overlap) out += ",overlap=on";
   if (s.tp_async) out += ",overlap=async";
@@ -192,6 +194,7 @@ std::string to_cli_string(const Strategy& s) {
                                 to_string(s.schedule), s.zero_stage, model::to_string(s.recompute),
                                 s.sequence_parallel ? "on" : "off", hw::to_string(s.dtype));
   if (!s.recompute_layers.empty()) out += ",rlayers=" + join_ints(s.recompute_layers, '+');
+  if (s.recompute_early_stop) out += ",earlystop=on";  // off (Megatron) is the default: left out
   if (!s.split.empty()) out += ",split=" + join_ints(s.split, '+');
   // The identity placement is the default: leave it out (same strategy after complete_strategy, shorter line).
   bool identity = true;
@@ -212,6 +215,7 @@ void shared_keys_to_json(const Strategy& s, nlohmann::ordered_json& j) {
   j["zero"] = s.zero_stage;
   j["recompute"] = std::string(model::to_string(s.recompute));
   j["recompute_layers"] = s.recompute_layers;
+  if (s.recompute_early_stop) j["recompute_early_stop"] = true;  // off (Megatron) is the default: left out
   j["sp"] = s.sequence_parallel;
   j["dtype"] = std::string(hw::to_string(s.dtype));
   if (s.tp_overlap) j["overlap"] = true;  // off (Megatron) is the default: left out
@@ -253,7 +257,8 @@ Strategy strategy_from_json(const nlohmann::json& j, const std::string& origin) 
   core::expect_object(j, where);
   static const std::set<std::string> known = {"dp",  "tp",       "pp",  "mbs",   "gbs",   "v",        "schedule",
                                               "zero", "recompute", "recompute_layers", "sp", "dtype", "split",
-                                              "placement", "attention", "stages", "overlap", "cp", "elementwise"};
+                                              "placement", "attention", "stages", "overlap", "cp", "elementwise",
+                                              "recompute_early_stop"};
   for (const auto& [k, _] : j.items())
     if (!known.count(k))
       core::fail(where.field(k), fmt::format("unknown field (valid: {})",
@@ -280,6 +285,7 @@ Strategy strategy_from_json(const nlohmann::json& j, const std::string& origin) 
   if (auto rc = core::opt_string(j, "recompute", where))
     s.recompute = model::parse_recompute(*rc, where.field("recompute").str());
   s.recompute_layers = json_int_list(j, "recompute_layers", where, 0);
+  if (auto es = core::opt_bool(j, "recompute_early_stop", where)) s.recompute_early_stop = *es;
   if (auto sp = core::opt_bool(j, "sp", where)) s.sequence_parallel = *sp;
   if (j.contains("overlap") && j["overlap"].is_string())
     parse_overlap(j["overlap"].get<std::string>(), where.str(), s);  // "async" (or "on"/"off")
@@ -486,6 +492,10 @@ Strategy complete_strategy(Strategy s, const model::Model& m, const hw::Cluster&
   }
   complete_placement(s, c.num_devices());
   check_recompute_layers(s);
+  if (s.recompute_early_stop && s.recompute != model::Recompute::full)
+    rule_error("earlystop=on needs recompute=full",
+               fmt::format("early stop ends a full recompute early; recompute={} has none to end",
+                           model::to_string(s.recompute)));
   // Oases (cost/overlap.hpp): two sub-batches of mbs/2 samples, and a TP collective to hide.
   if (s.tp_overlap && s.tp < 2) rule_error("overlap=on needs tp >= 2", "no TP collective to overlap at tp = 1");
   if (s.tp_overlap && s.micro_batch % 2 != 0)

@@ -131,6 +131,7 @@ void mosaic_rows(const CostConstants& k, const hw::Catalog& catalog, std::vector
     s.global_batch = gbs;
     s.zero_stage = 3;
     s.recompute = ac ? model::Recompute::full : model::Recompute::none;
+    s.recompute_early_stop = ac;  // Composer's FSDP non-reentrant checkpointing, as the llm-foundry rows
     s.dtype = hw::Dtype::bf16;
     s.attention = detail::attention_of_source("mosaicml");  // llm-foundry's stack: FlashAttention v1
     s.eager_elementwise = true;                               // ... and eager PyTorch element-wise ops

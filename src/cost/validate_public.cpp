@@ -120,6 +120,12 @@ Strategy row_strategy(const core::Json& row, const std::string& source) {
   s.recompute = ac == "full"                            ? model::Recompute::full
                 : ac.find("per-op") != std::string::npos ? model::Recompute::op
                 : ac.rfind("selective", 0) == 0 ? model::Recompute::selective : model::Recompute::none;
+  // Early stop (Strategy::recompute_early_stop): PyTorch's non-reentrant checkpoint — llm-foundry's benchmark
+  // runs set fsdp_config.activation_checkpointing_reentrant = False (scripts/train/benchmarking/
+  // submit_benchmarks.py) and torchtitan wraps blocks with checkpoint_wrapper's NO_REENTRANT default under
+  // torch.compile. Megatron-core's full recompute (NeMo, Megatron-Bridge) re-runs the whole forward.
+  s.recompute_early_stop =
+      s.recompute == model::Recompute::full && (source.rfind("llm-foundry", 0) == 0 || source.rfind("torchtitan", 0) == 0);
   s.sequence_parallel = s.tp > 1;
   // Chunked collective matmul (overlap=async, cost/overlap.hpp): torchtitan's "async TP" rows, and every
   // Megatron-Bridge row with tp > 1, whose H100 perf recipes switch TransformerEngine's userbuffers TP overlap

@@ -13,6 +13,8 @@
 namespace strata::exporter::detail {
 
 std::string deepspeed_problem(const model::Model& m, const cost::Strategy& s) {
+  if (s.recompute_early_stop)
+    return "earlystop=on (DeepSpeed's activation checkpointing re-runs each checkpointed block's whole forward)";
   if (s.schedule == cost::Schedule::interleaved)
     return "the interleaved schedule (DeepSpeed's pipeline engine holds one stage per rank)";
   if (s.schedule == cost::Schedule::gpipe) return "the gpipe schedule (DeepSpeed's pipeline engine runs 1F1B)";
@@ -37,6 +39,7 @@ void deepspeed_closest(const model::Model& m, cost::Strategy& s) {
   s.virtual_stages = 1;
   if (s.pp > 1 && s.zero_stage >= 2) s.zero_stage = 1;
   if (s.recompute == model::Recompute::selective) s.recompute = model::Recompute::full;  // never less recompute
+  s.recompute_early_stop = false;  // deepspeed.checkpointing re-runs the whole forward
   s.recompute_layers.clear();
   s.sequence_parallel = false;
   if (s.dtype == hw::Dtype::tf32) s.dtype = hw::Dtype::fp32;

@@ -66,6 +66,9 @@ std::string torchtitan_problem(const model::Model& m, const cost::Strategy& s) {
     return "tp without sequence parallelism (torchtitan's tensor-parallel plan always shards the sequence)";
   if (s.tp == 1 && s.sequence_parallel) return "sequence parallelism with tp = 1";
   if (!s.recompute_layers.empty()) return "per-stage rlayers (activation_checkpoint.mode applies to every layer)";
+  if (s.recompute == model::Recompute::full && !s.recompute_early_stop)
+    return "full recompute without early stop (torchtitan's full activation checkpointing is PyTorch's "
+           "non-reentrant checkpoint, which stops the re-run early: earlystop=on)";
   if (s.dtype == hw::Dtype::fp16 || s.dtype == hw::Dtype::tf32)
     return fmt::format("the {} compute dtype (torchtitan: bfloat16 or float32, float8 converters)", hw::to_string(s.dtype));
   return "";
@@ -83,6 +86,7 @@ void torchtitan_closest(const model::Model& m, cost::Strategy& s) {
   if (s.zero_stage > 1 && s.dp == 1) s.zero_stage = 0;
   s.sequence_parallel = s.tp > 1;
   s.recompute_layers.clear();
+  s.recompute_early_stop = s.recompute == model::Recompute::full;
   if (s.dtype == hw::Dtype::fp16) s.dtype = hw::Dtype::bf16;
   if (s.dtype == hw::Dtype::tf32) s.dtype = hw::Dtype::fp32;
 }

@@ -132,6 +132,9 @@ Imported import_torchtitan_toml(std::string_view text, const std::string& origin
   const std::string mode = ac.str("mode", "selective");
   if (mode == "memory_budget") ac.fail("mode", "memory_budget is not modelled");
   s.recompute = model::parse_recompute(mode, origin + ": [activation_checkpoint] mode");
+  // torchtitan's full AC wraps each block in checkpoint_wrapper (non-reentrant torch.utils.checkpoint), whose
+  // recomputation stops early by default (cost::Strategy::recompute_early_stop).
+  s.recompute_early_stop = s.recompute == model::Recompute::full;
   const std::string param = tr.str("mixed_precision_param", "bfloat16");
   if (param != "bfloat16" && param != "float32") tr.fail("mixed_precision_param", "expected bfloat16 or float32");
   s.dtype = param == "float32" ? hw::Dtype::fp32 : hw::Dtype::bf16;

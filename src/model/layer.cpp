@@ -130,6 +130,7 @@ LayerCost layer_cost(const LayerSpec& layer, const LayerQuery& q) {
   c.t = q.tp;
   c.sp = q.sequence_parallel && q.tp > 1;
   c.rc = q.recompute;
+  c.early_stop = q.recompute_early_stop;
   // Oases' checkpoints sit after TP all-reduces: layers other than transformer-type blocks have none, so their
   // input is the checkpoint (= full).
   const bool tp_block = layer.kind == LayerKind::transformer || layer.kind == LayerKind::encoder ||

@@ -15,6 +15,7 @@ struct Ctx {
   double t = 1;          // tensor-parallel degree
   bool sp = false;       // sequence parallelism
   Recompute rc = Recompute::none;
+  bool early_stop = false;  // full recompute ends before the block's last GEMM (LayerQuery::recompute_early_stop)
   double B = 2;          // bytes per activation element
   double Bg = 2;         // bytes per stored GEMM-input element (the linear layers' saved inputs; fp8 recipes: 1)
   bool flash = false;    // fused (FlashAttention-style) attention kernel

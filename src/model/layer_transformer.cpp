@@ -198,9 +198,15 @@ LayerCost transformer_cost(const LayerSpec& l, const Ctx& c) {
       stored -= acc.score_bytes;
       lc.recompute_flops = acc.score_flops;
       break;
-    case Recompute::full:  // checkpoint the block input; re-run the whole forward
+    case Recompute::full:  // checkpoint the block input; re-run the whole forward (or all but its tail)
       stored = lc.act_boundary_bytes;
       lc.recompute_flops = lc.fwd_flops;
+      // Early stop (LayerQuery): the backward needs the output projection's input, not its output, so the
+      // re-run ends before the last GEMM (add_mlp pushes it last).
+      if (c.early_stop && !lc.fwd_gemms.empty()) {
+        lc.recompute_flops -= lc.fwd_gemms.back().flops();
+        lc.recompute_skips_last_gemm = true;
+      }
       break;
     case Recompute::oases:  // Oases §3.4 (notes_002 §3.4, code CommOptimizedOverlapCheckpoint): checkpoints after
       // each all-reduce — (attention output, block input) and (MLP output, residual): 4 [s, b, h] tensors

@@ -1,6 +1,7 @@
 // tests/export/test_export_async_tp: overlap=async (the chunked collective matmul) in the engine configs —
 // Megatron's --tp-comm-overlap and torchtitan's [parallelism] enable_async_tensor_parallel (with [compile]
-// enable, which torchtitan's async TP needs), each read back; DeepSpeed has no form of it.
+// enable, which torchtitan's async TP needs), each read back; DeepSpeed has no form of it. Also the recompute
+// early stop (earlystop=on): torchtitan's full activation checkpointing has it, Megatron and DeepSpeed do not.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -51,6 +52,29 @@ TEST(ElementwiseExport, TorchtitanCompilesFusedKernelsAndMegatronRefusesEager) {
       cost::parse_strategy("dp=2,tp=8,mbs=1,gbs=16,sp=on,overlap=async,elementwise=eager"), m, c);
   EXPECT_NE(exporter::unexpressible_feature(Engine::torchtitan, m, c, both).find("elementwise=eager"), std::string::npos);
   EXPECT_FALSE(exporter::closest_expressible(Engine::torchtitan, m, c, both).eager_elementwise);
+}
+
+TEST(EarlyStopExport, TorchtitanFullCheckpointingStopsEarlyMegatronAndDeepSpeedDoNot) {
+  const auto m = model::zoo_model("llama3-8b");
+  const auto c = hw::resolve_cluster("dgx-h100:2", hw::builtin_catalog());
+  using exporter::Engine;
+  const auto whole = cost::complete_strategy(cost::parse_strategy("dp=2,tp=8,mbs=1,gbs=16,sp=on,recompute=full"), m, c);
+  const auto early = cost::complete_strategy(cost::parse_strategy("dp=2,tp=8,mbs=1,gbs=16,sp=on,recompute=full,earlystop=on"), m, c);
+  // torchtitan: mode "full" is the non-reentrant checkpoint, read back with early stop; without it is not its form.
+  const std::string tt = exporter::export_strategy(Engine::torchtitan, m, c, early).text;
+  EXPECT_NE(tt.find("mode = \"full\""), std::string::npos) << tt;
+  EXPECT_TRUE(exporter::import_torchtitan_toml(tt, "t").strategy.recompute_early_stop);
+  EXPECT_NE(exporter::unexpressible_feature(Engine::torchtitan, m, c, whole).find("early stop"), std::string::npos);
+  EXPECT_TRUE(exporter::closest_expressible(Engine::torchtitan, m, c, whole).recompute_early_stop);
+  const auto none = cost::complete_strategy(cost::parse_strategy("dp=2,tp=8,mbs=1,gbs=16,sp=on"), m, c);
+  EXPECT_FALSE(exporter::import_torchtitan_toml(exporter::export_strategy(Engine::torchtitan, m, c, none).text, "t")
+                   .strategy.recompute_early_stop);
+  // Megatron and DeepSpeed re-run the whole forward.
+  for (Engine e : {Engine::megatron, Engine::deepspeed}) {
+    EXPECT_NE(exporter::unexpressible_feature(e, m, c, early).find("earlystop=on"), std::string::npos);
+    EXPECT_FALSE(exporter::closest_expressible(e, m, c, early).recompute_early_stop);
+    EXPECT_EQ(exporter::unexpressible_feature(e, m, c, whole).find("early"), std::string::npos);
+  }
 }
 
 }  // namespace

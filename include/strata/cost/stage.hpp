@@ -146,6 +146,12 @@ std::vector<LayerStageCost> layer_stage_costs(const model::Model& m, const hw::C
 // layers of the stage and none for the rest (Megatron --recompute-method block).
 model::Recompute layer_recompute_mode(const Strategy& s, int stage, int index_in_stage);
 
+// Tensor-parallel collectives a layer's recompute re-runs in backward, in the units of tp_allreduces_fwd (an
+// all-reduce, or a reduce-scatter + all-gather pair under sequence parallelism): all of them under full recompute,
+// all but the last (the reduce-scatter or all-reduce after the output projection) with early stop, none otherwise
+// (per-op SAC's all-gathers are counted where it is costed).
+double recomputed_tp_collectives(model::Recompute mode, const model::LayerCost& lc, bool sequence_parallel);
+
 // ---- the per-stage layer loop ---------------------------------------------------------------------------------
 // Sums of one local chunk of a stage (global chunk c·p + stage), per micro-batch: what the simulator schedules.
 struct ChunkSums {

@@ -69,6 +69,11 @@ struct Strategy {
   model::Recompute recompute = model::Recompute::none;
   // Optional per-stage number of recomputed layers (size pp); empty = every layer follows `recompute`.
   std::vector<int> recompute_layers;
+  // `earlystop=on`: full recompute as PyTorch's non-reentrant checkpoint runs it (torchtitan, FSDP's
+  // apply_activation_checkpointing, torch.compile): the re-run forward of a block stops once the tensors its
+  // backward needs exist, skipping the last GEMM and the collective after it (model::LayerQuery). Off = Megatron's
+  // full recompute, which re-runs the whole forward. Only layers that recompute fully are affected.
+  bool recompute_early_stop = false;
   bool sequence_parallel = false;
   // Oases overlapped tensor parallelism (`overlap=on`, cost/overlap.hpp): every layer splits the micro-batch in
   // two sub-batches and runs one's TP collective while the other computes. Off = Megatron (blocking TP).

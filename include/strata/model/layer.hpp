@@ -123,6 +123,11 @@ struct LayerQuery {
   int tp = 1;                            // t
   bool sequence_parallel = false;
   Recompute recompute = Recompute::none;
+  // Full recompute with early stop (PyTorch's non-reentrant torch.utils.checkpoint, the default of torchtitan's and
+  // FSDP's activation checkpointing; torch.compile's partitioner likewise): the re-run forward ends once every
+  // tensor the backward needs exists, so a transformer block's last GEMM (the MLP's output projection) and the
+  // collective after it are not re-run. Megatron's full recompute re-runs the whole forward (false).
+  bool recompute_early_stop = false;
   double bytes_per_element = 2.0;        // activations in fp16/bf16
   double gemm_input_bytes_per_element = 0;  // stored inputs of the linear layers' GEMMs (fp8: 1); 0 = bytes_per_element
   AttentionKernel attention = AttentionKernel::eager;
@@ -140,6 +145,9 @@ struct LayerCost {
                                          //   as memory traffic in fwd_elementwise_bytes, not as FLOPs)
   double bwd_flops = 0;                  // one tp rank (2x the GEMM FLOPs of forward)
   double recompute_flops = 0;            // extra forward FLOPs re-run during backward under the query's mode
+  // Full recompute with early stop: the last entry of fwd_gemms (the MLP's output projection) is not re-run
+  // (its FLOPs are not in recompute_flops) and neither is the tensor-parallel collective after it.
+  bool recompute_skips_last_gemm = false;
   // Under the flash kernel: forward FLOPs of the fused attention core (score and value products of one tp rank),
   // counted in fwd_flops but not listed in fwd_gemms (the kernel is not a pair of GEMMs with an s² output).
   double flash_attention_flops = 0;
