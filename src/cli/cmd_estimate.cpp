@@ -194,7 +194,8 @@ void register_estimate_commands(CLI::App& app) {
       "dtype (bf16), split (layers per chunk a+b+.., embedding and head included), place (device per rank),\n"
       "cp (1), attention (the GPU's default kernel), overlap (off|on|async: Oases or chunked collective matmul),\n"
       "elementwise (fused|eager: fused kernels or one PyTorch kernel per op; fused), earlystop (on|off: full\n"
-      "recompute ends before each block's last GEMM, as PyTorch's non-reentrant checkpoint does; off = Megatron).");
+      "recompute ends before each block's last GEMM, as PyTorch's non-reentrant checkpoint does; off = Megatron),\n"
+      "fp8cast (fused|separate: TransformerEngine's fused casts or torchao's per-operand amax + cast; fused).");
   est->add_option("--model", args->model,
                   "Built-in model name (strata models) or a model JSON file (default: the plan file's; required "
                   "otherwise unless --from gives a shape)");

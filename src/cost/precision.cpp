@@ -60,6 +60,10 @@ std::vector<PrecisionRecipe> recipes_from_json(const nlohmann::json& j, const st
       core::fail(w.field("gemm_input_activation_bytes_per_element"), "must be > 0");
     p.non_gemm_dtype = hw::parse_dtype(core::get_string(r, "non_gemm_dtype", w), w.field("non_gemm_dtype").str());
     p.fp8_scaling_bytes_per_gemm_input_element = bytes_field(r, "fp8_scaling_bytes_per_gemm_input_element", w);
+    p.fp8_separate_scaling_bytes_per_gemm_input_element =
+        core::has_field(r, "fp8_separate_scaling_bytes_per_gemm_input_element")
+            ? bytes_field(r, "fp8_separate_scaling_bytes_per_gemm_input_element", w)
+            : p.fp8_scaling_bytes_per_gemm_input_element;
     p.source = core::get_string(r, "source", w);
     if (p.source.empty()) core::fail(w.field("source"), "must name where the numbers come from");
     out.push_back(std::move(p));
@@ -102,11 +106,14 @@ bool recipe_matches(const CostConstants& k, const PrecisionRecipe& r) {
          k.optimizer_traffic_bytes_per_param == r.optimizer_traffic_bytes_per_param;
 }
 
-double fp8_scaling_bytes(const model::LayerCost& lc, const PrecisionRecipe& r) {
-  if (r.fp8_scaling_bytes_per_gemm_input_element <= 0) return 0;
+double fp8_scaling_bytes(const model::LayerCost& lc, const PrecisionRecipe& r, bool separate_casts) {
+  const double per_element = separate_casts && r.fp8_separate_scaling_bytes_per_gemm_input_element > 0
+                                 ? r.fp8_separate_scaling_bytes_per_gemm_input_element
+                                 : r.fp8_scaling_bytes_per_gemm_input_element;
+  if (per_element <= 0) return 0;
   double elements = 0;
   for (const auto& g : lc.fwd_gemms) elements += g.count * g.m * g.k;
-  return r.fp8_scaling_bytes_per_gemm_input_element * elements;
+  return per_element * elements;
 }
 
 }  // namespace strata::cost

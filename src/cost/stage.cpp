@@ -338,7 +338,7 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
     const double other_flops = std::max(0.0, lc.fwd_flops - gemm_flops - lc.flash_attention_flops);
     const double other_s = other_flops > 0 ? other_flops / (ctx.peak_flops * gemm_efficiency(k, other_flops, s.dtype)) : 0;
     const double elem_mem_bw = s.eager_elementwise ? mem_bw * k.eager_elementwise_efficiency : mem_bw;
-    const double elem_s = (lc.fwd_elementwise_bytes + fp8_scaling_bytes(lc, recipe)) / elem_mem_bw;
+    const double elem_s = (lc.fwd_elementwise_bytes + fp8_scaling_bytes(lc, recipe, s.fp8_separate_casts)) / elem_mem_bw;
     out.fwd_compute_s = gemm_s + other_s + elem_s + k.layer_overhead_s;
     // Backward: dgrad + wgrad GEMMs (bwd_flops = 2× forward for GEMM layers) and element-wise backward ≈ 2× forward.
     const double bwd_ratio = lc.fwd_flops > 0 ? lc.bwd_flops / lc.fwd_flops : 2.0;

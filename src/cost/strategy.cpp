@@ -49,6 +49,14 @@ void parse_overlap(std::string_view text, const std::string& where, Strategy& s)
   s.tp_async = false;
 }
 
+// `fp8cast`: fused (TransformerEngine, the default) | separate (torchao float8 dynamic scaling).
+bool parse_fp8_cast(std::string_view text, const std::string& where) {
+  const auto t = core::to_lower(text);
+  if (t == "fused") return false;
+  if (t == "separate") return true;
+  throw InputError(fmt::format("{}: fp8cast: '{}' is not fused or separate", where, text));
+}
+
 // `elementwise`: fused (the default: Megatron-core / TransformerEngine kernels, torchtitan under torch.compile) |
 // eager (one PyTorch kernel per element-wise op).
 bool parse_eager_elementwise(std::string_view text, const std::string& where) {
@@ -68,7 +76,7 @@ const std::vector<std::string>& valid_keys() {
   static const std::vector<std::string> keys = {"dp",   "tp",       "pp",     "mbs", "gbs",  "v",     "schedule",
                                                 "zero", "recompute", "rlayers", "sp", "dtype", "split", "place",
                                                 "attention", "stages", "layers", "overlap", "cp",
-                                                "elementwise", "earlystop"};
+                                                "elementwise", "earlystop", "fp8cast"};
   return keys;
 }
 
@@ -149,6 +157,7 @@ Strategy parse_strategy(std::string_view text, const std::string& where) {
     } else if (key == "recompute") s.recompute = model::parse_recompute(value, where + ": recompute");
     else if (key == "rlayers") s.recompute_layers = parse_int_list(value, where, key, 0);
     else if (key == "earlystop") s.recompute_early_stop = parse_on_off(value, where, key);
+    else if (key == "fp8cast") s.fp8_separate_casts = parse_fp8_cast(value, where);
     else if (key == "sp") s.sequence_parallel = parse_on_off(value, where, key);
     else if (key == "overlap") parse_overlap(value, where, s);
     else if (key == "dtype") s.dtype = hw::parse_dtype(value, where + ": dtype");
@@ -181,6 +190,7 @@ std::string stages_form_to_cli(const Strategy& s) {
   if (s.tp_overlap) out += ",overlap=on";
   if (s.tp_async) out += ",overlap=async";
   if (s.eager_elementwise) out += ",elementwise=eager";
+  if (s.fp8_separate_casts) out += ",fp8cast=separate";
   out += ",stages=" + detail::stages_to_cli(s.stages);
   if (const auto layers = detail::layer_groups_to_cli(s.stages); !layers.empty()) out += ",layers=" + layers;
   return out;
@@ -204,6 +214,7 @@ std::string to_cli_string(const Strategy& s) {
   if (s.tp_overlap) out += ",overlap=on";  // off (Megatron) is the default: left out
   if (s.tp_async) out += ",overlap=async";
   if (s.eager_elementwise) out += ",elementwise=eager";  // fused (the default) is left out
+  if (s.fp8_separate_casts) out += ",fp8cast=separate";  // fused (the default) is left out
   if (s.cp > 1) out += fmt::format(",cp={}", s.cp);  // cp = 1 (the default) is left out
   return out;
 }
@@ -221,6 +232,7 @@ void shared_keys_to_json(const Strategy& s, nlohmann::ordered_json& j) {
   if (s.tp_overlap) j["overlap"] = true;  // off (Megatron) is the default: left out
   if (s.tp_async) j["overlap"] = "async";
   if (s.eager_elementwise) j["elementwise"] = "eager";  // fused (the default) is left out
+  if (s.fp8_separate_casts) j["fp8_cast"] = "separate";  // fused (the default) is left out
 }
 }  // namespace
 
@@ -258,7 +270,7 @@ Strategy strategy_from_json(const nlohmann::json& j, const std::string& origin) 
   static const std::set<std::string> known = {"dp",  "tp",       "pp",  "mbs",   "gbs",   "v",        "schedule",
                                               "zero", "recompute", "recompute_layers", "sp", "dtype", "split",
                                               "placement", "attention", "stages", "overlap", "cp", "elementwise",
-                                              "recompute_early_stop"};
+                                              "recompute_early_stop", "fp8_cast"};
   for (const auto& [k, _] : j.items())
     if (!known.count(k))
       core::fail(where.field(k), fmt::format("unknown field (valid: {})",
@@ -293,6 +305,7 @@ Strategy strategy_from_json(const nlohmann::json& j, const std::string& origin) 
   if (auto dt = core::opt_string(j, "dtype", where)) s.dtype = hw::parse_dtype(*dt, where.field("dtype").str());
   if (auto ew = core::opt_string(j, "elementwise", where))
     s.eager_elementwise = parse_eager_elementwise(*ew, where.str());
+  if (auto fc = core::opt_string(j, "fp8_cast", where)) s.fp8_separate_casts = parse_fp8_cast(*fc, where.str());
   s.split = json_int_list(j, "split", where, 1);
   s.placement = json_int_list(j, "placement", where, 0);
   if (auto at = core::opt_string(j, "attention", where))
@@ -492,6 +505,8 @@ Strategy complete_strategy(Strategy s, const model::Model& m, const hw::Cluster&
   }
   complete_placement(s, c.num_devices());
   check_recompute_layers(s);
+  if (s.fp8_separate_casts && s.dtype != hw::Dtype::fp8)
+    rule_error("fp8cast=separate needs dtype=fp8", fmt::format("dtype={} has no fp8 casts", hw::to_string(s.dtype)));
   if (s.recompute_early_stop && s.recompute != model::Recompute::full)
     rule_error("earlystop=on needs recompute=full",
                fmt::format("early stop ends a full recompute early; recompute={} has none to end",

@@ -133,6 +133,9 @@ Strategy row_strategy(const core::Json& row, const std::string& source) {
   // h8192_tp4_mbs1_seqlen8192 for Llama 3 70B and _h16384_tp8_cp2_mbs1_seqlen8192 for Llama 3.1 405B).
   s.tp_async = s.sequence_parallel && (is_async_tp(row) || source.rfind("megatron-bridge", 0) == 0);
   s.dtype = hw::parse_dtype(row.at("precision").get<std::string>(), "precision");
+  // torchtitan's fp8 rows run torchao float8 tensorwise (dynamic) scaling: separate amax and cast kernels per GEMM
+  // operand (Strategy::fp8_separate_casts). The other stacks' fp8 is TransformerEngine's (fused casts).
+  s.fp8_separate_casts = s.dtype == hw::Dtype::fp8 && source.rfind("torchtitan", 0) == 0;
   // Eager element-wise kernels: llm-foundry (MPT in eager PyTorch, no torch.compile in its benchmark YAMLs).
   // torchtitan's rows ran with torch.compile (their `torch_compile`: true) and NVIDIA's stacks use
   // TransformerEngine's fused kernels: fused.

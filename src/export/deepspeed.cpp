@@ -44,6 +44,7 @@ void deepspeed_closest(const model::Model& m, cost::Strategy& s) {
   s.sequence_parallel = false;
   if (s.dtype == hw::Dtype::tf32) s.dtype = hw::Dtype::fp32;
   if (s.dtype == hw::Dtype::fp8) s.dtype = hw::Dtype::bf16;
+  s.fp8_separate_casts = false;
   s.split.clear();
 }
 

@@ -95,6 +95,8 @@ std::string megatron_problem(const model::Model& m, const cost::Strategy& s) {
   if (s.schedule == cost::Schedule::gpipe) return "the gpipe schedule (Megatron runs 1F1B or interleaved 1F1B)";
   if (s.eager_elementwise)
     return "elementwise=eager (Megatron-core's TransformerEngine layers fuse the norms, RoPE and SwiGLU)";
+  if (s.fp8_separate_casts)
+    return "fp8cast=separate (Megatron's fp8 runs TransformerEngine's fused cast kernels)";
   if (s.recompute_early_stop)
     return "earlystop=on (Megatron's full recompute re-runs each checkpointed block's whole forward)";
   if (s.schedule == cost::Schedule::pipedream || s.schedule == cost::Schedule::two_bw)
@@ -117,6 +119,7 @@ void megatron_closest(const model::Model& m, cost::Strategy& s) {
   (void)m;
   s.eager_elementwise = false;  // Megatron's fused kernels
   s.recompute_early_stop = false;  // its full recompute re-runs the whole forward
+  s.fp8_separate_casts = false;    // TransformerEngine's fused casts
   if (s.schedule != cost::Schedule::interleaved || s.virtual_stages < 2) {
     s.schedule = cost::Schedule::one_f_one_b;
     s.virtual_stages = 1;

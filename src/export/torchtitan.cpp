@@ -66,6 +66,9 @@ std::string torchtitan_problem(const model::Model& m, const cost::Strategy& s) {
     return "tp without sequence parallelism (torchtitan's tensor-parallel plan always shards the sequence)";
   if (s.tp == 1 && s.sequence_parallel) return "sequence parallelism with tp = 1";
   if (!s.recompute_layers.empty()) return "per-stage rlayers (activation_checkpoint.mode applies to every layer)";
+  if (s.dtype == hw::Dtype::fp8 && !s.fp8_separate_casts)
+    return "fp8 with fused casts (torchtitan's float8 is torchao's, a separate amax and cast kernel per GEMM operand: "
+           "fp8cast=separate)";
   if (s.recompute == model::Recompute::full && !s.recompute_early_stop)
     return "full recompute without early stop (torchtitan's full activation checkpointing is PyTorch's "
            "non-reentrant checkpoint, which stops the re-run early: earlystop=on)";
@@ -87,6 +90,7 @@ void torchtitan_closest(const model::Model& m, cost::Strategy& s) {
   s.sequence_parallel = s.tp > 1;
   s.recompute_layers.clear();
   s.recompute_early_stop = s.recompute == model::Recompute::full;
+  s.fp8_separate_casts = s.dtype == hw::Dtype::fp8;
   if (s.dtype == hw::Dtype::fp16) s.dtype = hw::Dtype::bf16;
   if (s.dtype == hw::Dtype::tf32) s.dtype = hw::Dtype::fp32;
 }

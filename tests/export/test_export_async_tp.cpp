@@ -77,5 +77,22 @@ TEST(EarlyStopExport, TorchtitanFullCheckpointingStopsEarlyMegatronAndDeepSpeedD
   }
 }
 
+TEST(Fp8CastExport, TorchtitanFloat8IsSeparateCastsMegatronsIsFused) {
+  const auto m = model::zoo_model("llama3-8b");
+  const auto c = hw::resolve_cluster("dgx-h100:2", hw::builtin_catalog());
+  using exporter::Engine;
+  const auto fused = cost::complete_strategy(cost::parse_strategy("dp=2,tp=8,mbs=1,gbs=16,sp=on,dtype=fp8"), m, c);
+  const auto sep = cost::complete_strategy(cost::parse_strategy("dp=2,tp=8,mbs=1,gbs=16,sp=on,dtype=fp8,fp8cast=separate"), m, c);
+  const std::string tt = exporter::export_strategy(Engine::torchtitan, m, c, sep).text;
+  EXPECT_NE(tt.find("quantize.linear.float8"), std::string::npos) << tt;
+  EXPECT_TRUE(exporter::import_torchtitan_toml(tt, "t").strategy.fp8_separate_casts);
+  EXPECT_NE(exporter::unexpressible_feature(Engine::torchtitan, m, c, fused).find("fp8cast=separate"), std::string::npos);
+  EXPECT_TRUE(exporter::closest_expressible(Engine::torchtitan, m, c, fused).fp8_separate_casts);
+  EXPECT_NE(exporter::unexpressible_feature(Engine::megatron, m, c, sep).find("fp8cast=separate"), std::string::npos);
+  EXPECT_FALSE(exporter::closest_expressible(Engine::megatron, m, c, sep).fp8_separate_casts);
+  EXPECT_FALSE(exporter::import_megatron_args(exporter::export_strategy(Engine::megatron, m, c, fused).text, "t")
+                   .strategy.fp8_separate_casts);
+}
+
 }  // namespace
 }  // namespace strata

@@ -32,6 +32,9 @@ const Plan kPlans[] = {
     {"llama3-8b", "dgx-a100:2", "tp=2,pp=1,mbs=1,gbs=32,zero=2,sp=on"},
     {"small-gpt", "dgx-a100:1", "tp=1,pp=4,mbs=1,gbs=8,v=2,split=1+1+1+1+1+1+1+3"},
     {"llama3-8b", "dgx-h100:2", "tp=8,pp=2,mbs=1,gbs=32,sp=on,zero=0,dtype=fp8"},
+    // torchtitan's forms of fp8 (torchao's separate casts) and full recompute (early stop).
+    {"llama3-8b", "dgx-h100:2", "tp=8,pp=2,mbs=1,gbs=32,sp=on,zero=0,dtype=fp8,fp8cast=separate"},
+    {"llama3-8b", "dgx-h100:2", "tp=4,pp=2,mbs=1,gbs=32,sp=on,zero=2,recompute=full,earlystop=on"},
 };
 
 struct Built {

@@ -27,6 +27,9 @@ struct PrecisionRecipe {
   double gemm_input_activation_bytes_per_element = 2;
   hw::Dtype non_gemm_dtype = hw::Dtype::bf16;            // attention core, norms, element-wise
   double fp8_scaling_bytes_per_gemm_input_element = 0;   // amax + cast traffic per GEMM input element (fp8)
+  // The same with a separate amax and cast kernel per GEMM operand, re-cast in backward (torchao float8's dynamic
+  // tensorwise scaling: Strategy::fp8_separate_casts); optional in the file, 0 = the fused value.
+  double fp8_separate_scaling_bytes_per_gemm_input_element = 0;
   std::string source;
   double state_bytes_per_param() const {
     return weight_bytes_per_param + grad_bytes_per_param + optimizer_bytes_per_param;
@@ -43,7 +46,8 @@ CostConstants with_recipe(const CostConstants& k, const PrecisionRecipe& r);
 bool recipe_matches(const CostConstants& k, const PrecisionRecipe& r);
 // FP8 scaling traffic of one layer's forward GEMMs (one tp rank, one micro-batch): every GEMM input activation
 // (m×k per product; weights are cast once per step) read for its amax and written as fp8 —
-// fp8_scaling_bytes_per_gemm_input_element · Σ count·m·k. 0 for recipes without fp8.
-double fp8_scaling_bytes(const model::LayerCost& lc, const PrecisionRecipe& r);
+// fp8_scaling_bytes_per_gemm_input_element · Σ count·m·k (separate_casts: the separate-kernel value). 0 for recipes
+// without fp8.
+double fp8_scaling_bytes(const model::LayerCost& lc, const PrecisionRecipe& r, bool separate_casts = false);
 
 }  // namespace strata::cost

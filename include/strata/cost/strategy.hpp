@@ -83,6 +83,10 @@ struct Strategy {
   // --tp-comm-overlap, torchtitan async TP). Needs sp = on; any mbs. Exclusive with tp_overlap.
   bool tp_async = false;
   hw::Dtype dtype = hw::Dtype::bf16;     // compute dtype (mixed precision)
+  // `fp8cast=separate` (dtype=fp8 only): each GEMM operand gets its own amax and cast kernels, re-cast in
+  // backward, as torchao float8's dynamic tensorwise scaling (torchtitan) runs it; fused (false) = TransformerEngine's
+  // cast(-transpose) kernels fused into the neighbouring ops (Megatron-core, NeMo). data/precision_recipes.json.
+  bool fp8_separate_casts = false;
   // Element-wise kernels: fused (false; Megatron-core / TransformerEngine) or one eager PyTorch kernel per op
   // (true; `elementwise=eager`: torchtitan without torch.compile, llm-foundry): CostConstants::
   // eager_elementwise_efficiency scales their memory time.
