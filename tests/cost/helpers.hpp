@@ -1,6 +1,8 @@
 // Shared helpers of the cost tests: clusters, models and an InputError catcher.
 #pragma once
+#include <numeric>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -9,6 +11,7 @@
 #include "strata/cost/estimate.hpp"
 #include "strata/cost/strategy.hpp"
 #include "strata/hw/cluster.hpp"
+#include "strata/model/layer.hpp"
 #include "strata/model/model.hpp"
 
 namespace cost_test {
@@ -52,6 +55,28 @@ inline strata::cost::Estimate run(const strata::model::Model& m, const strata::h
                                   const std::string& strategy, const strata::cost::CostOptions& opt = {}) {
   const auto s = strata::cost::complete_strategy(strata::cost::parse_strategy(strategy), m, c);
   return strata::cost::estimate(m, c, s, opt);
+}
+
+// Devices 0..n-1: a stage holding the first n devices of the cluster.
+inline std::vector<int> first_devices(int n) {
+  std::vector<int> d(static_cast<std::size_t>(n));
+  std::iota(d.begin(), d.end(), 0);
+  return d;
+}
+
+// The layer query a stage of `s` makes for a block of `m` (bf16 bytes, the H100's flash kernel; `rc` its mode).
+inline strata::model::LayerQuery stage_query(const strata::cost::Strategy& s, const strata::model::Model& m,
+                                             strata::model::Recompute rc = strata::model::Recompute::none) {
+  strata::model::LayerQuery q;
+  q.micro_batch = s.micro_batch;
+  q.seq = m.seq;
+  q.tp = s.tp;
+  q.sequence_parallel = s.sequence_parallel && s.tp > 1;
+  q.recompute = rc;
+  q.recompute_early_stop = s.recompute_early_stop;
+  q.bytes_per_element = 2;
+  q.attention = strata::model::AttentionKernel::flash;
+  return q;
 }
 
 }  // namespace cost_test

@@ -34,21 +34,12 @@ TEST(ElementwiseKey, EagerAddsTheTrafficAtTheEagerBandwidth) {
   for (const char* spec : {"dp=8,mbs=1,gbs=8", "dp=2,tp=4,mbs=2,gbs=8,sp=on"}) {
     const auto fused = complete_strategy(parse_strategy(spec), m, c);
     const auto eager = complete_strategy(parse_strategy(std::string(spec) + ",elementwise=eager"), m, c);
-    std::vector<int> all(8);  // the stage: every device of the node (dp·tp = 8)
-    for (int i = 0; i < 8; ++i) all[i] = i;
-    const auto ctx_f = make_stage_context(m, c, fused, all);
+    const auto ctx_f = make_stage_context(m, c, fused, cost_test::first_devices(8));  // the node (dp·tp = 8)
     const auto ctx_e = make_stage_context(m, c, eager, ctx_f.devices);
     const model::LayerSpec& block = m.layers[1];
     const auto f = layer_stage_cost(m, block, ctx_f, model::Recompute::none);
     const auto e = layer_stage_cost(m, block, ctx_e, model::Recompute::none);
-    model::LayerQuery q;
-    q.micro_batch = fused.micro_batch;
-    q.seq = m.seq;
-    q.tp = fused.tp;
-    q.sequence_parallel = fused.sequence_parallel && fused.tp > 1;
-    q.bytes_per_element = 2;                       // bf16
-    q.attention = model::AttentionKernel::flash;   // the H100's default kernel
-    const double bytes = model::layer_cost(block, q).fwd_elementwise_bytes;
+    const double bytes = model::layer_cost(block, cost_test::stage_query(fused, m)).fwd_elementwise_bytes;
     const double fused_s = bytes / (ctx_f.memory_bw_bytes_per_s * k.memory_bw_efficiency);
     const double extra = fused_s * (1.0 / k.eager_elementwise_efficiency - 1.0);
     EXPECT_NEAR(e.fwd_compute_s - f.fwd_compute_s, extra, 1e-9 * f.fwd_compute_s) << spec;

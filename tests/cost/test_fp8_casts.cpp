@@ -42,21 +42,13 @@ TEST(Fp8Casts, SeparateCastsAddTheRecipesExtraBytes) {
   for (const char* spec : {"dp=8,mbs=1,gbs=8,dtype=fp8", "dp=2,tp=4,mbs=2,gbs=8,sp=on,dtype=fp8"}) {
     const auto fused = complete_strategy(parse_strategy(spec), m, c);
     const auto sep = complete_strategy(parse_strategy(std::string(spec) + ",fp8cast=separate"), m, c);
-    std::vector<int> all(8);
-    for (int i = 0; i < 8; ++i) all[i] = i;
-    const auto ctx_f = make_stage_context(m, c, fused, all);
+    const auto ctx_f = make_stage_context(m, c, fused, cost_test::first_devices(8));
     const auto ctx_s = make_stage_context(m, c, sep, ctx_f.devices);
     const model::LayerSpec& block = m.layers[1];
     const auto f = layer_stage_cost(m, block, ctx_f, model::Recompute::none);
     const auto e = layer_stage_cost(m, block, ctx_s, model::Recompute::none);
-    model::LayerQuery q;
-    q.micro_batch = fused.micro_batch;
-    q.seq = m.seq;
-    q.tp = fused.tp;
-    q.sequence_parallel = fused.sequence_parallel && fused.tp > 1;
-    q.attention = model::AttentionKernel::flash;
     double inputs = 0;  // Σ m·k over the block's forward GEMMs on one tp rank
-    for (const auto& g : model::layer_cost(block, q).fwd_gemms) inputs += g.count * g.m * g.k;
+    for (const auto& g : model::layer_cost(block, cost_test::stage_query(fused, m)).fwd_gemms) inputs += g.count * g.m * g.k;
     const double extra = (r.fp8_separate_scaling_bytes_per_gemm_input_element - r.fp8_scaling_bytes_per_gemm_input_element) *
                          inputs / (ctx_f.memory_bw_bytes_per_s * k.memory_bw_efficiency);
     EXPECT_GT(extra, 0) << spec;

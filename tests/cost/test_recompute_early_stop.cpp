@@ -65,19 +65,13 @@ TEST(RecomputeEarlyStop, StageCostDropsThatGemmsTimeAndOneCollective) {
                            "dp=2,tp=4,mbs=2,gbs=8,sp=off,recompute=full"}) {
     const auto whole_s = complete_strategy(parse_strategy(spec), m, c);
     const auto early_s = complete_strategy(parse_strategy(std::string(spec) + ",earlystop=on"), m, c);
-    std::vector<int> all(8);
-    for (int i = 0; i < 8; ++i) all[i] = i;
-    const auto ctx_w = make_stage_context(m, c, whole_s, all);
+    const auto ctx_w = make_stage_context(m, c, whole_s, cost_test::first_devices(8));
     const auto ctx_e = make_stage_context(m, c, early_s, ctx_w.devices);
     const model::LayerSpec& block = m.layers[1];
     const auto w = layer_stage_cost(m, block, ctx_w, model::Recompute::full);
     const auto e = layer_stage_cost(m, block, ctx_e, model::Recompute::full);
     const bool sp = whole_s.sequence_parallel && whole_s.tp > 1;
-    // The stage's query (its micro-batch and sequence).
-    auto q = full_query(whole_s.tp, sp, true);
-    q.micro_batch = whole_s.micro_batch;
-    q.seq = m.seq;
-    const auto lc_stage = model::layer_cost(block, q);
+    const auto lc_stage = model::layer_cost(block, cost_test::stage_query(early_s, m, model::Recompute::full));
     const double down_s = gemm_time_s(ctx_e, lc_stage.fwd_gemms.back(), 2.0);
     EXPECT_GT(down_s, 0);
     EXPECT_NEAR(w.recompute_s - e.recompute_s, down_s, 1e-9 * w.recompute_s) << spec;
