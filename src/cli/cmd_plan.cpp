@@ -30,7 +30,8 @@ namespace {
 
 struct PlanArgs {
   std::string model, cluster, space = "full", placement = "hetero", json_file, profile, dtype = "bf16", memory_headroom,
-      report_file, elementwise = "fused";
+      report_file, elementwise = "fused", fp8_cast = "fused";
+  bool earlystop = false;              // --earlystop: full recompute as PyTorch's non-reentrant checkpoint
   bool memory_headroom_given = false;  // set even for an empty value (rejected)
   std::int64_t gbs = 0;                // 0 = --gbs auto
   std::string gbs_text, memory_budget;  // --gbs (integer or auto), --memory-budget GIB
@@ -95,6 +96,20 @@ void check_plan_args(PlanArgs& a, const model::Model& m) {
   check_per_stage_args(a.per_stage);
 }
 
+// --earlystop and --fp8-cast: how the stack runs full recompute and fp8 (docs/strategy.md earlystop, fp8cast).
+void set_stack_forms(const PlanArgs& a, plan::PlanOptions& opt) {
+  if (a.fp8_cast != "fused" && a.fp8_cast != "separate")
+    throw core::InputError(fmt::format("plan: --fp8-cast: '{}' is not fused or separate", a.fp8_cast));
+  opt.fp8_separate_casts = a.fp8_cast == "separate";
+  if (opt.fp8_separate_casts && opt.dtype != hw::Dtype::fp8)
+    throw core::InputError("plan: --fp8-cast separate needs --dtype fp8");
+  opt.recompute_early_stop = a.earlystop;
+  if ((opt.recompute_early_stop || opt.fp8_separate_casts) &&
+      (a.oases_blocks || a.layerwise || a.gbs == 0 || a.per_stage.enabled))
+    throw core::InputError("plan: --earlystop and --fp8-cast apply to the strategy search (not to --oases-blocks, "
+                           "--layerwise, --per-stage or --gbs auto)");
+}
+
 void run_plan(PlanArgs& a) {
   if (a.space == "sbp") {  // AutoDDL's SBP search: `strata sbp` with plan's flags (cmd_sbp.cpp, docs/sbp.md)
     using Given = std::pair<const char*, bool>;
@@ -105,7 +120,8 @@ void run_plan(PlanArgs& a) {
           Given{"--top", a.top != 5}, Given{"--placement", a.placement != "hetero"},
           Given{"--layerwise", a.layerwise}, Given{"--memory-budget", !a.memory_budget.empty()},
           Given{"--oases-blocks", a.oases_blocks}, Given{"--per-stage", a.per_stage.enabled},
-          Given{"--elementwise", a.elementwise != "fused"}})
+          Given{"--elementwise", a.elementwise != "fused"}, Given{"--earlystop", a.earlystop},
+          Given{"--fp8-cast", a.fp8_cast != "fused"}})
       if (given) throw core::InputError(fmt::format("plan: {} does not apply to --space sbp (strata sbp --help)", flag));
     SbpArgs s;
     s.flag = "plan";
@@ -136,6 +152,7 @@ void run_plan(PlanArgs& a) {
   if (opt.eager_elementwise && (a.oases_blocks || a.layerwise || a.gbs == 0))
     throw core::InputError("plan: --elementwise eager applies to the strategy search and --per-stage (not to "
                            "--oases-blocks, --layerwise or --gbs auto)");
+  set_stack_forms(a, opt);
   opt.max_tp = a.max_tp;
   opt.max_pp = a.max_pp;
   std::optional<cost::Profile> profile;
@@ -288,6 +305,14 @@ void register_plan_command(CLI::App& app) {
                   "Element-wise kernels of the stack you will run: fused (default: Megatron-core/TransformerEngine, "
                   "torchtitan with torch.compile) or eager (one PyTorch kernel per op: torchtitan without compile); "
                   "every candidate is costed with it (docs/cost-model.md §Element-wise kernels)");
+  cmd->add_flag("--earlystop", a->earlystop,
+                "Cost full recompute as PyTorch's non-reentrant checkpoint runs it (torchtitan, FSDP): the re-run "
+                "stops before each block's last GEMM (docs/cost-model.md §Recompute early stop); default: Megatron's, "
+                "which re-runs the whole forward");
+  cmd->add_option("--fp8-cast", a->fp8_cast,
+                  "With --dtype fp8, how the stack casts: fused (default: TransformerEngine) or separate (torchao "
+                  "float8 in torchtitan: an amax and a cast kernel per GEMM operand; docs/cost-model.md §Precision "
+                  "recipes)");
   cmd->add_option("--space", a->space,
                   "Search space: 3d = dp/tp/pp/mbs only with 1F1B (as AMP); full (default) = + gpipe, interleaved "
                   "v, ZeRO 0-3, recompute, sp; all = full + the asynchronous pipedream and 2bw schedules; sbp = AutoDDL's "

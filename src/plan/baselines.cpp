@@ -28,6 +28,7 @@ cost::Strategy base_strategy(const hw::Cluster& c, int dp, int tp, int pp, std::
   s.global_batch = opt.global_batch;
   s.dtype = opt.dtype;
   s.eager_elementwise = opt.eager_elementwise;
+  s.fp8_separate_casts = opt.fp8_separate_casts;
   if (!light_baselines(c, opt)) s.placement = megatron_placement(c);
   return s;
 }
@@ -69,6 +70,8 @@ cost::Estimate estimate_on_unit(const model::Model& m, const hw::Cluster& c, con
                                                                     "megatron", s.global_batch, s.dtype, opt.cost)).first;
     it->second.peak_flops_sum = hw::total_peak_flops(c, s.dtype);
     it->second.proto.eager_elementwise = s.eager_elementwise;
+    it->second.proto.fp8_separate_casts = s.fp8_separate_casts;
+    it->second.proto.recompute_early_stop = opt.recompute_early_stop;
   }
   const cost::PrebuiltStages pre = unit_prebuilt(c, it->second, s, opt.cost, {}, {}, s.placement.empty());
   cost::CostOptions with = opt.cost;
@@ -150,6 +153,7 @@ Baseline data_parallel_baseline(const model::Model& m, const hw::Cluster& c, con
       cost::Strategy s = base_strategy(c, n, 1, 1, mbs, opt);
       s.zero_stage = n > 1 ? zero : 0;
       s.recompute = rc;
+      s.recompute_early_stop = opt.recompute_early_stop && rc == model::Recompute::full;
       s.split = cost::default_split(m, 1);
       cost::Estimate e = estimate_on_unit(m, c, s, opt, units);
       ++res.evaluated;

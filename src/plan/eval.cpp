@@ -120,8 +120,10 @@ cost::Strategy make_strategy_light(const DegreeUnit& u, const Variant& var, cons
   s.global_batch = u.proto.global_batch;
   s.dtype = u.proto.dtype;
   s.eager_elementwise = u.proto.eager_elementwise;
+  s.fp8_separate_casts = u.proto.fp8_separate_casts;
   s.micro_batch = var.mbs;
   s.recompute = var.recompute;
+  s.recompute_early_stop = u.proto.recompute_early_stop && var.recompute == model::Recompute::full;
   s.sequence_parallel = var.sp;
   s.zero_stage = var.zero;
   s.tp_overlap = var.overlap;
@@ -165,7 +167,7 @@ ClassCosts class_costs(const model::Model& m, const LayerIndex& li, const Degree
     for (double f : {double(s.dp), double(s.tp), double(s.pp), double(s.cp), double(s.global_batch),
                      double(static_cast<int>(s.dtype)), double(s.micro_batch), double(static_cast<int>(s.recompute)),
                      double(s.sequence_parallel), double(s.zero_stage), double(s.tp_overlap), double(s.tp_async),
-                     double(s.eager_elementwise),
+                     double(s.eager_elementwise), double(s.recompute_early_stop), double(s.fp8_separate_casts),
                      double(static_cast<int>(s.schedule)), double(s.virtual_stages)})
       key.push_back(f);
     {

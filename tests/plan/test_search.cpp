@@ -111,6 +111,7 @@ TEST(Search, PrunedSearchEqualsExhaustiveEvaluation) {
     opt.top_k = uni(r, 1, 4);
     opt.baselines = false;
     opt.batch_size = uni(r, 1, 40);
+    opt.recompute_early_stop = c % 3 == 0;  // the PyTorch form of full recompute (--earlystop): bounds hold too
     PlanResult fast, full;
     try {
       fast = plan(m, cl, opt);
@@ -323,6 +324,39 @@ TEST(Search, ReportedNumbersAreTheCostModels) {
   }
   for (std::size_t i = 1; i < r.top.size(); ++i)
     EXPECT_LE(r.top[i - 1].estimate.iteration_time_s, r.top[i].estimate.iteration_time_s);
+}
+
+TEST(Search, StackFormsReachEveryCandidateAndOnlyHelp) {
+  // --earlystop: every full-recompute candidate carries earlystop=on (and no other); --fp8-cast separate: every
+  // fp8 candidate carries it. Each reported time is the cost model's for that strategy; early stop never slows.
+  const auto m = model::with_seq(model::zoo_model("llama3-70b"), 4096);  // tight enough that full recompute places
+  const auto c = hw::resolve_cluster("dgx-h100:4", hw::builtin_catalog());
+  PlanOptions opt;
+  opt.global_batch = 32;
+  opt.top_k = 40;
+  opt.dtype = hw::Dtype::fp8;
+  const PlanResult plain = plan(m, c, opt);
+  opt.recompute_early_stop = true;
+  opt.fp8_separate_casts = true;
+  const PlanResult stack = plan(m, c, opt);
+  int full = 0;
+  for (const auto& cand : stack.top) {
+    EXPECT_EQ(cand.strategy.recompute_early_stop, cand.strategy.recompute == model::Recompute::full);
+    EXPECT_TRUE(cand.strategy.fp8_separate_casts);
+    full += cand.strategy.recompute == model::Recompute::full;
+    const cost::Strategy s = cost::complete_strategy(cand.strategy, m, c);
+    EXPECT_EQ(cost::estimate(m, c, s).iteration_time_s, cand.estimate.iteration_time_s);
+    if (s.recompute == model::Recompute::full) {  // the same plan with Megatron's full recompute is slower
+      cost::Strategy whole = s;
+      whole.recompute_early_stop = false;
+      EXPECT_LT(cand.estimate.iteration_time_s, cost::estimate(m, c, whole).iteration_time_s);
+    }
+  }
+  EXPECT_GT(full, 0);
+  for (const auto& cand : plain.top) {
+    EXPECT_FALSE(cand.strategy.recompute_early_stop);
+    EXPECT_FALSE(cand.strategy.fp8_separate_casts);
+  }
 }
 
 TEST(Search, ImpossibleRequestsSayWhatWouldWork) {

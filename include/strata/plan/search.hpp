@@ -38,6 +38,10 @@ struct PlanOptions {
   int max_pp = 0;                  // 0 = no limit
   hw::Dtype dtype = hw::Dtype::bf16;
   bool eager_elementwise = false;  // every candidate costed with elementwise=eager (--elementwise eager)
+  // The stack's forms of full recompute and fp8 (--earlystop, --fp8-cast separate): every candidate with
+  // recompute=full gets earlystop=on, every fp8 candidate fp8cast=separate (docs/strategy.md).
+  bool recompute_early_stop = false;
+  bool fp8_separate_casts = false;
   cost::CostOptions cost;          // profile / constants
   bool baselines = true;
   std::uint64_t anneal_seed = 1;   // --placement anneal
