@@ -262,6 +262,7 @@ nlohmann::ordered_json to_json(const ValidationReport& r) {
     e["measured"] = row.measured;
     e["error_pct"] = row.error_pct;
     e["fits"] = row.fits;
+    if (row.memory_fraction > 0) e["memory_fraction"] = row.memory_fraction;
     j["rows"].push_back(e);
   }
   j["sources"] = nlohmann::ordered_json::array();

@@ -190,7 +190,8 @@ void public_rows(const CostConstants& k, const hw::Catalog& catalog, std::vector
       const double measured = tokens ? row.at("tokens_per_s_per_gpu").get<double>()
                                      : row.at("model_tflops_per_gpu").get<double>();
       out.push_back({source, name, tokens ? "tokens_per_s_per_gpu" : "model_tflops_per_gpu", predicted, measured,
-                     pct_error(predicted, measured), e.fits});
+                     pct_error(predicted, measured), e.fits,
+                     e.peak_memory_bytes / c.gpu_types.front().memory_bytes});
       if (row.at("source").value("variant", std::string()) == "vanilla TP") vanilla = out.back();
       if (async_tp && vanilla && async_tp_speedups) {
         const double pred = predicted / vanilla->predicted, meas = measured / vanilla->measured;

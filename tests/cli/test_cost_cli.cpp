@@ -60,6 +60,15 @@ TEST(CostCli, ValidateJsonMeetsTargets) {
   EXPECT_LE(j["time_max_abs_pct"].get<double>(), 15.0);
   EXPECT_LE(j["memory_mean_abs_pct"].get<double>(), 10.0);
   EXPECT_GE(j["rows"].size(), 24u);
+  // Throughput rows carry the predicted share of GPU memory used: in (0, 1] for every row predicted to fit.
+  int with_fraction = 0;
+  for (const auto& row : j["rows"]) {
+    if (!row.contains("memory_fraction")) continue;
+    ++with_fraction;
+    EXPECT_GT(row["memory_fraction"].get<double>(), 0.0) << row["name"];
+    if (row["fits"].get<bool>()) EXPECT_LE(row["memory_fraction"].get<double>(), 1.0) << row["name"];
+  }
+  EXPECT_GE(with_fraction, 200);
 }
 
 // `validate --constants FILE` costs with a candidate constants file: the data file itself reproduces the built-in

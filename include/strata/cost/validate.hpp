@@ -20,6 +20,9 @@ struct ValidationRow {
   double predicted = 0, measured = 0;
   double error_pct = 0;  // 100·(predicted − measured)/measured
   bool fits = true;      // predicted to fit in the GPUs' memory (every row is a run that did)
+  // Predicted peak memory per GPU over the GPU's capacity (throughput rows; 0 = not computed): how close to full
+  // the model thinks the run was.
+  double memory_fraction = 0;
 };
 
 // A measured row strata cannot express yet (e.g. context parallelism), with the reason.
