@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -183,6 +184,10 @@ ExecHandlers executor_handlers() {
   h.run = run_run;
   h.profile = run_profile_cmd;
   h.worker = [](const WorkerArgs& w) {
+    // A rank writing to a dead peer's socket must get EPIPE (Gloo then throws, and the rank exits with status 3
+    // naming the collective) rather than be killed by SIGPIPE: Gloo's TCP pair writes without MSG_NOSIGNAL
+    // (seen in CI: "rank 0 was killed by signal 13" after its pipeline peer was killed).
+    std::signal(SIGPIPE, SIG_IGN);
     if (w.profile_comm) exec::profile_worker_main(w.config, w.result);
     if (w.profile_layers) exec::profile_layers_worker_main(w.config, w.result);
     exec::worker_process_main(w.config, w.result);
