@@ -122,7 +122,7 @@ void run_validate(bool json, bool fit, const std::string& constants_path) {
                                     : cost::constants_from_json(core::load_json_file(constants_path), constants_path);
   if (fit) {
     std::fprintf(stderr, "validate: fitting gemm efficiency and NVLink efficiency to Table 5, the H100 factor to the bf16 H100 "
-                         "rows with FlashAttention v1 to the llm-foundry rows, cuDNN fused attention to the NeMo long-sequence rows with "
+                         "rows with FlashAttention v1 to the llm-foundry rows (its Hopper factor to their H100 part), cuDNN fused attention to the NeMo long-sequence rows with "
                          "fp8 GEMM efficiency to the fp8 rows, eager element-wise kernels to the A100 llm-foundry rows, the TP overlap "
                          "slowdown to the async-TP speedups, torchtitan's 500 W H100 factor to its rows...\n");
     // Table 5 first (A100), then the H100 factor on bf16 H100 rows, then fp8 on the fp8 rows (all H100).

@@ -20,6 +20,36 @@ double value_of(const core::Json& obj, std::string_view key, const core::JsonWhe
   return v;
 }
 
+// A per-GPU map of factors in [0.01, 1] ({"value": {"<GPU name prefix>": factor, ...}}); empty when absent.
+std::vector<std::pair<std::string, double>> gpu_factor_map(const core::Json& cj, const char* name,
+                                                          const core::JsonWhere& w) {
+  std::vector<std::pair<std::string, double>> out;
+  if (!core::has_field(cj, name)) return out;
+  const auto wg = w.field(name);
+  const auto& entry = cj.at(name);
+  core::expect_object(entry, wg);
+  const auto& map = core::require_field(entry, "value", wg);
+  core::expect_object(map, wg.field("value"));
+  for (const auto& [gpu, v] : map.items()) {
+    if (!v.is_number() || !(v.get<double>() >= 0.01 && v.get<double>() <= 1.0))
+      core::fail(wg.field("value").field(gpu), "must be a number in [0.01, 1]");
+    out.emplace_back(gpu, v.get<double>());
+  }
+  return out;
+}
+
+// The entry of a (GPU name prefix, factor) map for a GPU type: the longest matching prefix; 1 when none matches.
+double prefix_factor(const std::vector<std::pair<std::string, double>>& map, std::string_view gpu_name) {
+  double factor = 1.0;
+  std::size_t best = 0;
+  for (const auto& [prefix, v] : map)
+    if (prefix.size() > best && gpu_name.substr(0, prefix.size()) == prefix) {
+      best = prefix.size();
+      factor = v;
+    }
+  return factor;
+}
+
 }  // namespace
 
 CostConstants constants_from_json(const nlohmann::json& j, const std::string& origin) {
@@ -33,18 +63,8 @@ CostConstants constants_from_json(const nlohmann::json& j, const std::string& or
   c.gemm_half_flops = value_of(cj, "gemm_half_flops", w, 0.0, 1e15);
   c.fp32_gemm_max_efficiency = value_of(cj, "fp32_gemm_max_efficiency", w, 0.01, 1.0);
   c.memory_bw_efficiency = value_of(cj, "memory_bw_efficiency", w, 0.01, 1.0);
-  if (core::has_field(cj, "gpu_compute_efficiency")) {
-    const auto wg = w.field("gpu_compute_efficiency");
-    const auto& entry = cj.at("gpu_compute_efficiency");
-    core::expect_object(entry, wg);
-    const auto& map = core::require_field(entry, "value", wg);
-    core::expect_object(map, wg.field("value"));
-    for (const auto& [gpu, v] : map.items()) {
-      if (!v.is_number() || !(v.get<double>() >= 0.01 && v.get<double>() <= 1.0))
-        core::fail(wg.field("value").field(gpu), "must be a number in [0.01, 1]");
-      c.gpu_compute_efficiency.emplace_back(gpu, v.get<double>());
-    }
-  }
+  c.gpu_compute_efficiency = gpu_factor_map(cj, "gpu_compute_efficiency", w);
+  c.ampere_attention_gpu_efficiency = gpu_factor_map(cj, "ampere_attention_gpu_efficiency", w);
   if (core::has_field(cj, "fp8_gemm_relative_efficiency"))
     c.fp8_gemm_relative_efficiency = value_of(cj, "fp8_gemm_relative_efficiency", w, 0.01, 2.0);
   if (core::has_field(cj, "flash_attention_efficiency"))
@@ -96,6 +116,8 @@ nlohmann::ordered_json to_json(const CostConstants& c) {
   j["fp8_gemm_relative_efficiency"] = c.fp8_gemm_relative_efficiency;
   j["gpu_compute_efficiency"] = nlohmann::ordered_json::object();
   for (const auto& [gpu, v] : c.gpu_compute_efficiency) j["gpu_compute_efficiency"][gpu] = v;
+  j["ampere_attention_gpu_efficiency"] = nlohmann::ordered_json::object();
+  for (const auto& [gpu, v] : c.ampere_attention_gpu_efficiency) j["ampere_attention_gpu_efficiency"][gpu] = v;
   j["intra_node_bw_efficiency"] = c.intra_node_bw_efficiency;
   j["inter_node_bw_efficiency"] = c.inter_node_bw_efficiency;
   j["layer_overhead_s"] = c.layer_overhead_s;
@@ -132,14 +154,13 @@ double flash_attention_time(const CostConstants& c, model::AttentionKernel kerne
 }
 
 double gpu_compute_factor(const CostConstants& c, std::string_view gpu_name) {
-  double factor = 1.0;
-  std::size_t best = 0;
-  for (const auto& [prefix, v] : c.gpu_compute_efficiency)
-    if (prefix.size() > best && gpu_name.substr(0, prefix.size()) == prefix) {
-      best = prefix.size();
-      factor = v;
-    }
-  return factor;
+  return prefix_factor(c.gpu_compute_efficiency, gpu_name);
+}
+
+double attention_gpu_factor(const CostConstants& c, model::AttentionKernel kernel, std::string_view gpu_name) {
+  const bool ampere_kernel = kernel == model::AttentionKernel::flash1 || kernel == model::AttentionKernel::flash;
+  const double ampere = ampere_kernel ? prefix_factor(c.ampere_attention_gpu_efficiency, gpu_name) : 1.0;
+  return gpu_compute_factor(c, gpu_name) * ampere;
 }
 
 }  // namespace strata::cost

@@ -332,7 +332,7 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
     // The fused kernel's executed FLOPs (a causal mask skips the tiles above the diagonal); the skipped part is
     // still model FLOPs (fwd_flops), so it is subtracted from the non-GEMM remainder below, not timed.
     const double flash_s = flash_attention_time(k, q.attention, lc.flash_attention_work_flops,
-                                                gpu.peak(recipe.non_gemm_dtype) * gpu_compute_factor(k, gpu.name));
+                                                gpu.peak(recipe.non_gemm_dtype) * attention_gpu_factor(k, q.attention, gpu.name));
     gemm_s += flash_s;
     attention_s = flash_s + batched_s;
     const double other_flops = std::max(0.0, lc.fwd_flops - gemm_flops - lc.flash_attention_flops);

@@ -407,6 +407,20 @@ CostConstants fit_flash1_to_foundry_rows(const CostConstants& start) {
       start, 0.05, [](CostConstants& k, double v) { k.flash1_attention_efficiency = v; }, "", "", "llm-foundry");
 }
 
+CostConstants fit_ampere_attention_to_foundry_h100_rows(const CostConstants& start) {
+  // The llm-foundry rows on H100 (bf16 and fp8) run FlashAttention v1 on Hopper, at every sequence length from 512
+  // to 64 k: the attention share separates this factor from the H100 GEMM factor. Every Hopper GPU of the catalog
+  // (H100 SXM, PCIe and the torchtitan variant by the "h100" prefix; H200) has the same SM, so one value.
+  return fit_one(
+      start, 0.3,
+      [](CostConstants& k, double v) {
+        std::erase_if(k.ampere_attention_gpu_efficiency, [](const auto& e) { return e.first == "h100" || e.first == "h200"; });
+        k.ampere_attention_gpu_efficiency.emplace_back("h100", v);
+        k.ampere_attention_gpu_efficiency.emplace_back("h200", v);
+      },
+      "", "H100", "llm-foundry");
+}
+
 CostConstants fit_eager_to_foundry_a100_rows(const CostConstants& start) {
   // The A100 llm-foundry rows: eager element-wise ops without the H100 factor (which is fitted on the H100 rows).
   return fit_one(
@@ -420,8 +434,9 @@ CostConstants fit_cudnn_to_nemo_rows(const CostConstants& start) {
 }
 
 CostConstants fit_public_constants(const CostConstants& start) {
-  // Coupled pairs, alternated three times each (a deterministic coordinate search): the H100 GEMM factor (bf16
-  // H100 rows) with FlashAttention v1 (llm-foundry rows, whose H100 part shares the factor); then cuDNN fused
+  // Coupled groups, alternated three times each (a deterministic coordinate search): the H100 GEMM factor (bf16
+  // H100 rows) with FlashAttention v1 (llm-foundry rows, whose H100 part shares the factor) and its Hopper factor
+  // (llm-foundry H100 rows); then cuDNN fused
   // attention (NeMo long-sequence rows, attention-dominated) with the fp8 GEMM efficiency (fp8 rows). torchtitan's
   // GPU factor closes each round (its rows have bf16 and fp8 parts). From the data file's values, the result is
   // those values again (a fixed point; docs/cost-model.md, Validation).
@@ -429,8 +444,8 @@ CostConstants fit_public_constants(const CostConstants& start) {
   // Megatron-Bridge fp8 rows run with it), and once more at the end with the fitted compute constants.
   CostConstants k = fit_tp_overlap_to_async_rows(start);
   for (int round = 0; round < 3; ++round)
-    k = fit_torchtitan_gpu_to_its_rows(
-        fit_flash1_to_foundry_rows(fit_h100_to_public_rows(fit_eager_to_foundry_a100_rows(k))));
+    k = fit_torchtitan_gpu_to_its_rows(fit_ampere_attention_to_foundry_h100_rows(
+        fit_flash1_to_foundry_rows(fit_h100_to_public_rows(fit_eager_to_foundry_a100_rows(k)))));
   for (int round = 0; round < 3; ++round)
     k = fit_torchtitan_gpu_to_its_rows(fit_fp8_to_public_rows(fit_cudnn_to_nemo_rows(k)));
   return fit_tp_overlap_to_async_rows(k);

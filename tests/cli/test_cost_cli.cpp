@@ -97,5 +97,15 @@ TEST(CostCli, ValidateWithACandidateConstantsFile) {
   EXPECT_NE(bad.out.find(path), std::string::npos) << bad.out;
   EXPECT_NE(bad.out.find("gemm_max_efficiency"), std::string::npos) << bad.out;
   EXPECT_EQ(std::count(bad.out.begin(), bad.out.end(), '\n'), 1) << bad.out;
+
+  // A per-GPU map entry out of range names the map and the GPU prefix.
+  j["constants"]["gemm_max_efficiency"]["value"] = 0.75;
+  j["constants"]["ampere_attention_gpu_efficiency"]["value"]["h100"] = 1.5;
+  std::ofstream(path) << j.dump();
+  const auto bad_map = run_strata("validate --constants " + path);
+  EXPECT_EQ(bad_map.code, 2);
+  EXPECT_NE(bad_map.out.find("ampere_attention_gpu_efficiency"), std::string::npos) << bad_map.out;
+  EXPECT_NE(bad_map.out.find("h100"), std::string::npos) << bad_map.out;
+  EXPECT_EQ(std::count(bad_map.out.begin(), bad_map.out.end(), '\n'), 1) << bad_map.out;
   std::remove(path.c_str());
 }

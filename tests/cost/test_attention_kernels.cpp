@@ -1,7 +1,8 @@
 // tests/cost/test_attention_kernels: the fused attention kernels differ only in speed — the iteration time of
 // attention=flash1 / flash / cudnn differs from one another by exactly the executed (causal) attention FLOPs
 // at each kernel's efficiency (forward + 2× backward, cost/constants flash_attention_time), their memory is
-// equal, and a kernel on a GPU without 16-bit tensor cores is refused with one line.
+// equal, the Ampere-generation kernels (flash1, flash) take the Hopper factor on an H100 and only there, and a
+// kernel on a GPU without 16-bit tensor cores is refused with one line.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,11 +14,20 @@ using namespace strata;
 
 namespace {
 
-double attention_time_per_layer(const cost::CostConstants& k, double eff_of_kernel, double b, double s, double h,
-                                int t, double peak_flops) {
+// `gpu_factor`: the share of the peak the kernel's efficiency applies to on that GPU.
+double attention_time_per_layer(double gpu_factor, double eff_of_kernel, double b, double s, double h, int t,
+                                double peak_flops) {
   const double n = std::ceil(s / 128);
   const double work = 4 * b * s * s * h / t * (n + 1) / (2 * n);  // causal tiles on and below the diagonal
-  return 3 * work / (peak_flops * cost::gpu_compute_factor(k, "h100-sxm") * eff_of_kernel);
+  return 3 * work / (peak_flops * gpu_factor * eff_of_kernel);
+}
+
+// The ampere_attention_gpu_efficiency entry named `prefix` (the data file keys Hopper GPUs by "h100"/"h200").
+double ampere_entry(const cost::CostConstants& k, const std::string& prefix) {
+  for (const auto& [name, v] : k.ampere_attention_gpu_efficiency)
+    if (name == prefix) return v;
+  ADD_FAILURE() << "no ampere_attention_gpu_efficiency entry " << prefix;
+  return 1.0;
 }
 
 }  // namespace
@@ -31,16 +41,55 @@ TEST(AttentionKernels, KernelsDifferByTheExecutedAttentionFlopsAtTheirEfficiency
   const auto flash1 = cost_test::run(m, c, base + "flash1");
   const auto cudnn = cost_test::run(m, c, base + "cudnn");
   const double peak = c.gpu_types[0].peak(hw::Dtype::bf16);
-  const auto per_layer = [&](double eff) { return attention_time_per_layer(k, eff, 2, 4096, 2048, 8, peak); };
+  const double hopper = cost::gpu_compute_factor(k, "h100-sxm");
+  const double ampere = hopper * ampere_entry(k, "h100");  // FlashAttention v1/v2 on an H100
+  const auto per_layer = [&](double factor, double eff) {
+    return attention_time_per_layer(factor, eff, 2, 4096, 2048, 8, peak);
+  };
   const double layers = 4;
   EXPECT_NEAR(flash1.iteration_time_s - flash.iteration_time_s,
-              layers * (per_layer(k.flash1_attention_efficiency) - per_layer(k.flash_attention_efficiency)),
+              layers * (per_layer(ampere, k.flash1_attention_efficiency) - per_layer(ampere, k.flash_attention_efficiency)),
               1e-9 * flash.iteration_time_s);
   EXPECT_NEAR(cudnn.iteration_time_s - flash.iteration_time_s,
-              layers * (per_layer(k.cudnn_attention_efficiency) - per_layer(k.flash_attention_efficiency)),
+              layers * (per_layer(hopper, k.cudnn_attention_efficiency) - per_layer(ampere, k.flash_attention_efficiency)),
               1e-9 * flash.iteration_time_s);
   EXPECT_DOUBLE_EQ(flash1.peak_memory_bytes, flash.peak_memory_bytes);
   EXPECT_DOUBLE_EQ(cudnn.peak_memory_bytes, flash.peak_memory_bytes);
+}
+
+TEST(AttentionKernels, AmpereKernelsTakeTheHopperFactorOnlyOnHopper) {
+  // Halving the Hopper entry doubles exactly the FlashAttention v1/v2 time on an H100; on an A100 (no entry) and for
+  // cuDNN's Hopper-native kernel nothing changes.
+  const auto m = cost_test::gpt(4, 2048, 16, 4096);
+  auto k = cost::builtin_constants();
+  k.ampere_attention_gpu_efficiency = {{"h100", 1.0}};
+  auto half = k;
+  half.ampere_attention_gpu_efficiency = {{"h100", 0.5}};
+  cost::CostOptions one, slow;
+  one.constants = &k;
+  slow.constants = &half;
+  const std::string base = "dp=1,tp=8,mbs=2,gbs=2,sp=on,attention=";
+  const auto h100 = cost_test::cluster("dgx-h100:1");
+  const double peak = h100.gpu_types[0].peak(hw::Dtype::bf16);
+  const double factor = cost::gpu_compute_factor(k, "h100-sxm");
+  for (const std::string kernel : {"flash", "flash1"}) {
+    const double eff = kernel == "flash1" ? k.flash1_attention_efficiency : k.flash_attention_efficiency;
+    const double t1 = cost_test::run(m, h100, base + kernel, one).iteration_time_s;
+    const double t_half = cost_test::run(m, h100, base + kernel, slow).iteration_time_s;
+    EXPECT_NEAR(t_half - t1, 4 * attention_time_per_layer(factor, eff, 2, 4096, 2048, 8, peak), 1e-9 * t1) << kernel;
+  }
+  EXPECT_DOUBLE_EQ(cost_test::run(m, h100, base + "cudnn", one).iteration_time_s,
+                   cost_test::run(m, h100, base + "cudnn", slow).iteration_time_s);
+  const auto a100 = cost_test::cluster("dgx-a100:1");
+  EXPECT_DOUBLE_EQ(cost_test::run(m, a100, base + "flash", one).iteration_time_s,
+                   cost_test::run(m, a100, base + "flash", slow).iteration_time_s);
+  // The prefix covers every H100 variant and nothing else.
+  EXPECT_DOUBLE_EQ(cost::attention_gpu_factor(half, model::AttentionKernel::flash, "h100-pcie"),
+                   0.5 * cost::gpu_compute_factor(half, "h100-pcie"));
+  EXPECT_DOUBLE_EQ(cost::attention_gpu_factor(half, model::AttentionKernel::flash1, "a100-80gb"),
+                   cost::gpu_compute_factor(half, "a100-80gb"));
+  EXPECT_DOUBLE_EQ(cost::attention_gpu_factor(half, model::AttentionKernel::cudnn, "h100-sxm"),
+                   cost::gpu_compute_factor(half, "h100-sxm"));
 }
 
 TEST(AttentionKernels, FusedKernelsNeedSixteenBitTensorCores) {

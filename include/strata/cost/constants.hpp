@@ -26,6 +26,11 @@ struct CostConstants {
   // power limits, the GPU's own achievable ratio), as (GPU name prefix, factor); a GPU matching no prefix: 1
   // (the A100 of Table 5). Fitted per GPU to data/calibration/ (data/cost_constants.json).
   std::vector<std::pair<std::string, double>> gpu_compute_efficiency;
+  // Per GPU type (name prefix, factor; 1 when none matches): how FlashAttention v1 and v2 (attention=flash1,
+  // flash), kernels written for Ampere's mma.sync without Hopper's TMA and wgmma, run on that GPU relative to its
+  // other kernels: their peak there is peak × gpu_compute_efficiency × this. cuDNN fused attention is
+  // Hopper-native and GEMMs go through cuBLAS, so neither takes it (docs/cost-model.md §Attention kernel).
+  std::vector<std::pair<std::string, double>> ampere_attention_gpu_efficiency;
   // FP8 GEMMs reach this fraction of the tensor-core curve's efficiency at the fp8 peak (fitted,
   // data/cost_constants.json). Relative to the curve × the GPU's factor, which on the H100 also carries the bf16
   // stacks' non-GEMM slowness, so the fit may exceed 1 (up to 2, where curve × factor × it stays below peak).
@@ -87,6 +92,9 @@ nlohmann::ordered_json to_json(const CostConstants& c);
 double gemm_efficiency(const CostConstants& c, double flops, hw::Dtype dtype);
 // The gpu_compute_efficiency factor of a GPU type (longest matching name prefix; 1 when none matches).
 double gpu_compute_factor(const CostConstants& c, std::string_view gpu_name);
+// The factor on a GPU type's peak for an attention kernel: gpu_compute_factor, times the
+// ampere_attention_gpu_efficiency entry for the Ampere-generation kernels (flash1, flash).
+double attention_gpu_factor(const CostConstants& c, model::AttentionKernel kernel, std::string_view gpu_name);
 // Time of a fused flash-attention core of `flops` (score + value products) on a GPU of `peak_flops`:
 // flops / (peak · flash_attention_efficiency); 0 when flops = 0.
 // Time of a fused attention kernel executing `flops` at `peak_flops` with the kernel's efficiency.

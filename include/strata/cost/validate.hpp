@@ -74,10 +74,13 @@ CostConstants fit_fp8_to_public_rows(const CostConstants& start);
 // cudnn_attention_efficiency to the NeMo long-sequence rows (cuDNN fused attention on H100).
 CostConstants fit_flash1_to_foundry_rows(const CostConstants& start);
 CostConstants fit_cudnn_to_nemo_rows(const CostConstants& start);
+// The h100 and h200 entries of ampere_attention_gpu_efficiency (FlashAttention v1/v2 on Hopper) fitted to the
+// llm-foundry H100 rows (grid 0.30..1.00).
+CostConstants fit_ampere_attention_to_foundry_h100_rows(const CostConstants& start);
 // eager_elementwise_efficiency fitted to the A100 llm-foundry rows (eager PyTorch element-wise ops; no H100 factor).
 CostConstants fit_eager_to_foundry_a100_rows(const CostConstants& start);
-// Every fit to the public rows in order (the async-TP slowdown, eager element-wise with the H100 factor, flash1 and
-// torchtitan's GPU factor, cudnn with fp8 and torchtitan's GPU factor, then the async-TP slowdown again), starting
+// Every fit to the public rows in order (the async-TP slowdown, eager element-wise with the H100 factor, flash1,
+// its Hopper factor and torchtitan's GPU factor, cudnn with fp8 and torchtitan's GPU factor, then the async-TP slowdown again), starting
 // from constants already fitted to Table 5.
 CostConstants fit_public_constants(const CostConstants& start);
 // Fits tp_async_overlap_slowdown (overlap=async) alone to the async-TP rows of the public training rows: the mean absolute % error of
