@@ -298,7 +298,9 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
   q.attention = attention_kernel_for(s, ctx.cluster->gpu_types[ctx.gpu_type]);
   q.cp = s.cp;
   const model::LayerCost lc = model::layer_cost(layer, q);
-  double attention_s = 0;  // the attention core's forward compute (what hides ring attention's K/V exchange)
+  double attention_s = 0;      // the attention core's forward compute (what hides ring attention's K/V exchange)
+  double attention_bwd_s = 0;  // and its backward
+  double flash_bwd_s = 0;      // the fused kernel's backward
 
   LayerStageCost out;
   // ---- compute -------------------------------------------------------------------------------------------------
@@ -331,16 +333,19 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
     const auto& gpu = ctx.cluster->gpu_types[ctx.gpu_type];  // fused attention core in the non-GEMM dtype
     // The fused kernel's executed FLOPs (a causal mask skips the tiles above the diagonal); the skipped part is
     // still model FLOPs (fwd_flops), so it is subtracted from the non-GEMM remainder below, not timed.
-    const double flash_s = flash_attention_time(k, q.attention, lc.flash_attention_work_flops,
-                                                gpu.peak(recipe.non_gemm_dtype) * attention_gpu_factor(k, q.attention, gpu.name));
+    const double attention_peak = gpu.peak(recipe.non_gemm_dtype) * attention_gpu_factor(k, q.attention, gpu.name);
+    const double flash_s = flash_attention_time(k, q.attention, lc.flash_attention_work_flops, attention_peak);
+    flash_bwd_s = flash_attention_time(k, q.attention, lc.flash_attention_bwd_work_flops, attention_peak);
     gemm_s += flash_s;
     attention_s = flash_s + batched_s;
+    attention_bwd_s = flash_bwd_s + (lc.fwd_flops > 0 ? lc.bwd_flops / lc.fwd_flops : 2.0) * batched_s;
     const double other_flops = std::max(0.0, lc.fwd_flops - gemm_flops - lc.flash_attention_flops);
     const double other_s = other_flops > 0 ? other_flops / (ctx.peak_flops * gemm_efficiency(k, other_flops, s.dtype)) : 0;
     const double elem_mem_bw = s.eager_elementwise ? mem_bw * k.eager_elementwise_efficiency : mem_bw;
     const double elem_s = (lc.fwd_elementwise_bytes + fp8_scaling_bytes(lc, recipe, s.fp8_separate_casts)) / elem_mem_bw;
     out.fwd_compute_s = gemm_s + other_s + elem_s + k.layer_overhead_s;
-    // Backward: dgrad + wgrad GEMMs (bwd_flops = 2× forward for GEMM layers) and element-wise backward ≈ 2× forward.
+    // Backward: dgrad + wgrad GEMMs (bwd_flops = 2× forward for GEMM layers), the fused attention kernel's own
+    // backward (2.5× its forward's work, model::kFlashBackwardWorkRatio) and element-wise backward ≈ 2× forward.
     const double bwd_ratio = lc.fwd_flops > 0 ? lc.bwd_flops / lc.fwd_flops : 2.0;
     if (mode == model::Recompute::selective && batched_s > 0 && lc.recompute_flops > 0) {
       // Selective recompute re-runs the attention core (Korthikanti §5): the batched score/value products plus
@@ -355,7 +360,8 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
     } else {
       out.recompute_s = recompute_ratio * out.fwd_compute_s;
     }
-    out.bwd_compute_s = bwd_ratio * (gemm_s + other_s) + 2.0 * elem_s + 2.0 * k.layer_overhead_s + out.recompute_s;
+    out.bwd_compute_s = bwd_ratio * (gemm_s - flash_s + other_s) + flash_bwd_s + 2.0 * elem_s + 2.0 * k.layer_overhead_s +
+                        out.recompute_s;
   }
   // ---- tensor-parallel collectives (Megatron: blocking; overlap=on: Oases) --------------------------------------------------
   if (s.tp > 1 && !(measured && measured->includes_tp_comm)) {
@@ -396,8 +402,7 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
   // ---- context parallelism: ring attention's K/V exchange, hidden by the attention steps (context_parallel.hpp) --
   if (s.cp > 1) {
     const double kv = cp_kv_block_bytes(layer, s.micro_batch, q.seq, s.tp, s.cp, q.bytes_per_element);
-    const double bwd_ratio = lc.fwd_flops > 0 ? lc.bwd_flops / lc.fwd_flops : 2.0;
-    const RingAttentionComm r = ring_attention_comm(s.cp, attention_s, bwd_ratio * attention_s, kv,
+    const RingAttentionComm r = ring_attention_comm(s.cp, attention_s, attention_bwd_s, kv,
                                                     ctx.cp_step_latency_s, ctx.cp_step_s_per_byte, k.overlap_slowdown);
     // The ring-attention kernel waits for its blocks: the exposed part lengthens the layer's compute.
     out.fwd_compute_s += r.fwd_exposed_s;

@@ -185,6 +185,7 @@ LayerCost transformer_cost(const LayerSpec& l, const Ctx& c) {
   finish_flops(lc);
   lc.flash_attention_flops = acc.flash_flops;
   lc.flash_attention_work_flops = acc.flash_work_flops;
+  lc.flash_attention_bwd_work_flops = kFlashBackwardWorkRatio * acc.flash_work_flops;
   lc.fwd_flops += acc.flash_flops;  // counted as model FLOPs; backward = 2× forward as for the GEMMs (PTD-P)
   lc.bwd_flops = 2.0 * lc.fwd_flops;
   lc.fwd_elementwise_bytes = acc.elementwise_bytes;

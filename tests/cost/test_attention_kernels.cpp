@@ -1,6 +1,7 @@
 // tests/cost/test_attention_kernels: the fused attention kernels differ only in speed — the iteration time of
 // attention=flash1 / flash / cudnn differs from one another by exactly the executed (causal) attention FLOPs
-// at each kernel's efficiency (forward + 2× backward, cost/constants flash_attention_time), their memory is
+// at each kernel's efficiency (forward + its 2.5× backward, model::kFlashBackwardWorkRatio; cost/constants
+// flash_attention_time), their memory is
 // equal, the Ampere-generation kernels (flash1, flash) take the Hopper factor on an H100 and only there, and a
 // kernel on a GPU without 16-bit tensor cores is refused with one line.
 #include <gtest/gtest.h>
@@ -19,7 +20,8 @@ double attention_time_per_layer(double gpu_factor, double eff_of_kernel, double 
                                 double peak_flops) {
   const double n = std::ceil(s / 128);
   const double work = 4 * b * s * s * h / t * (n + 1) / (2 * n);  // causal tiles on and below the diagonal
-  return 3 * work / (peak_flops * gpu_factor * eff_of_kernel);
+  static_assert(model::kFlashBackwardWorkRatio == 2.5);               // 5 tile products in backward, 2 forward
+  return (1 + model::kFlashBackwardWorkRatio) * work / (peak_flops * gpu_factor * eff_of_kernel);
 }
 
 // The ampere_attention_gpu_efficiency entry named `prefix` (the data file keys Hopper GPUs by "h100"/"h200").

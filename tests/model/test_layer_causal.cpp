@@ -1,7 +1,8 @@
 // tests/model/test_layer_causal: causal masking and the per-op checkpointing policy against closed forms —
 // a causal flash kernel executes the score/value tiles on and below the diagonal, n(n+1)/2 of n² tiles of 128
 // (FlashAttention-2 §3.1.1), while the model FLOPs keep the full 4bs²h (the MFU convention); a bidirectional
-// block and the eager kernel execute everything. recompute=op (torchtitan's per-op SAC) re-runs wk, wo and the
+// block and the eager kernel execute everything; the fused kernel's backward executes 2.5× its forward's work
+// (FlashAttention-2, Algorithm 2: five tile products against two) while bwd_flops keep 2×. recompute=op (torchtitan's per-op SAC) re-runs wk, wo and the
 // MLP's second matmul and keeps the other matmul outputs.
 #include <gtest/gtest.h>
 
@@ -39,6 +40,8 @@ TEST(CausalAttention, FlashExecutesTheLowerTriangleOfTiles) {
       expect_rel(lc.flash_attention_flops, model_flops);
       const double n = std::ceil(double(s) / 128);
       expect_rel(lc.flash_attention_work_flops, model_flops * (n + 1) / (2 * n));
+      expect_rel(lc.flash_attention_bwd_work_flops, 2.5 * model_flops * (n + 1) / (2 * n));
+      expect_rel(lc.bwd_flops, 2 * lc.fwd_flops);
       // The model FLOPs (fwd_flops) keep the full count: PTD-P's 24bsh² + 4bs²h per layer.
       expect_rel(lc.fwd_flops, (24 * b * s * h * h + 4 * b * double(s) * s * h) / t);
     }
@@ -53,6 +56,7 @@ TEST(CausalAttention, BidirectionalAndEagerExecuteEverything) {
   block.causal = true;
   const auto eager = layer_cost(block, query(2, Recompute::none, AttentionKernel::eager));
   EXPECT_EQ(eager.flash_attention_work_flops, 0.0);  // eager: the products are GEMMs over the full s² matrix
+  EXPECT_EQ(eager.flash_attention_bwd_work_flops, 0.0);
   // Every fused generation has the same memory (flash1, flash, cudnn differ only in speed).
   for (auto k : {AttentionKernel::flash1, AttentionKernel::cudnn})
     expect_rel(layer_cost(block, query(2, Recompute::none, k)).act_total_bytes(),

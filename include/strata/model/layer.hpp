@@ -111,6 +111,11 @@ struct LayerSpec {
   bool causal = false;
 };
 
+// FlashAttention's backward executes 2.5× its forward's FLOPs: S = QKᵀ recomputed per tile, dV = PᵀdO, dP = dO·Vᵀ,
+// dQ = dS·K and dK = dSᵀ·Q (five products of the tile's size) against S = QKᵀ and O = PV in forward (Dao 2023,
+// arXiv 2307.08691, Algorithm 2; its benchmarks count forward + backward as 3.5× the forward's FLOPs).
+inline constexpr double kFlashBackwardWorkRatio = 2.5;
+
 // One GEMM: (m×k)·(k×n), repeated `count` times (e.g. batched attention products). FLOPs = 2·m·n·k·count.
 struct Gemm {
   double m = 0, n = 0, k = 0, count = 1;
@@ -154,6 +159,10 @@ struct LayerCost {
   // The FLOPs the fused kernel executes: flash_attention_flops less the score tiles a causal mask skips
   // (model/layer_transformer.cpp, causal_tile_fraction); = flash_attention_flops for non-causal attention.
   double flash_attention_work_flops = 0;
+  // What the fused kernel's backward executes: kFlashBackwardWorkRatio × flash_attention_work_flops (it recomputes
+  // the score tile, then forms dV, dP, dQ and dK: five tile products against the forward's two). The model FLOPs
+  // (bwd_flops) keep the PTD-P convention, backward = 2× forward.
+  double flash_attention_bwd_work_flops = 0;
   double fwd_elementwise_bytes = 0;      // memory traffic of non-GEMM ops (norms, softmax, activations), one rank
   double act_boundary_bytes = 0;         // stored layer input, one tp rank
   double act_intermediate_bytes = 0;     // other stored activations, one tp rank, under the recompute mode
