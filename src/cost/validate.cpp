@@ -414,7 +414,8 @@ CostConstants fit_ampere_attention_to_foundry_h100_rows(const CostConstants& sta
   return fit_one(
       start, 0.3,
       [](CostConstants& k, double v) {
-        std::erase_if(k.ampere_attention_gpu_efficiency, [](const auto& e) { return e.first == "h100" || e.first == "h200"; });
+        std::erase_if(k.ampere_attention_gpu_efficiency,
+                      [](const auto& e) { return e.first == "h100" || e.first == "h200"; });
         k.ampere_attention_gpu_efficiency.emplace_back("h100", v);
         k.ampere_attention_gpu_efficiency.emplace_back("h200", v);
       },

@@ -2,8 +2,8 @@
 // a causal flash kernel executes the score/value tiles on and below the diagonal, n(n+1)/2 of n² tiles of 128
 // (FlashAttention-2 §3.1.1), while the model FLOPs keep the full 4bs²h (the MFU convention); a bidirectional
 // block and the eager kernel execute everything; the fused kernel's backward executes 2.5× its forward's work
-// (FlashAttention-2, Algorithm 2: five tile products against two) while bwd_flops keep 2×. recompute=op (torchtitan's per-op SAC) re-runs wk, wo and the
-// MLP's second matmul and keeps the other matmul outputs.
+// (FlashAttention-2, Algorithm 2: five tile products against two) while bwd_flops keep 2×. recompute=op
+// (torchtitan's per-op SAC) re-runs wk, wo and the MLP's second matmul and keeps the other matmul outputs.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -80,8 +80,8 @@ CostConstants fit_ampere_attention_to_foundry_h100_rows(const CostConstants& sta
 // eager_elementwise_efficiency fitted to the A100 llm-foundry rows (eager PyTorch element-wise ops; no H100 factor).
 CostConstants fit_eager_to_foundry_a100_rows(const CostConstants& start);
 // Every fit to the public rows in order (the async-TP slowdown, eager element-wise with the H100 factor, flash1,
-// its Hopper factor and torchtitan's GPU factor, cudnn with fp8 and torchtitan's GPU factor, then the async-TP slowdown again), starting
-// from constants already fitted to Table 5.
+// its Hopper factor and torchtitan's GPU factor, cudnn with fp8 and torchtitan's GPU factor, then the async-TP
+// slowdown again), starting from constants already fitted to Table 5.
 CostConstants fit_public_constants(const CostConstants& start);
 // Fits tp_async_overlap_slowdown (overlap=async) alone to the async-TP rows of the public training rows: the mean absolute % error of
 // their predicted speedup over the vanilla-TP twin (grid 1.00..3.00, step 0.01); the other constants are kept.
