@@ -90,4 +90,26 @@ void apply_tp_async_overlap(const StageContext& ctx, model::Recompute mode, cons
   out.tp_comm_bwd_s = std::max(0.0, bwd - out.bwd_compute_s);
 }
 
+void apply_tp_async_overlap_sites(const StageContext& ctx, model::Recompute mode, const model::LayerCost& lc,
+                                  double elem_bytes, double collective_s, LayerStageCost& out) {
+  const Strategy& s = *ctx.strategy;
+  if (s.tp < 2 || !s.sequence_parallel || lc.tp_sites().empty()) return;
+  const double gamma = ctx.constants->tp_async_overlap_slowdown;
+  const auto exposed = [&](double gemm_s) { return async_block_time(gemm_s, collective_s, s.tp, gamma) - gemm_s; };
+  double fwd = 0, regather = 0, last_scatter = 0;
+  for (const auto& site : lc.tp_sites()) {
+    double gather_s = 0;
+    for (int i = site.gather_first; i < site.gather_first + site.gather_count; ++i)
+      gather_s += gemm_time_s(ctx, lc.fwd_gemms[static_cast<std::size_t>(i)], elem_bytes);
+    last_scatter = exposed(gemm_time_s(ctx, lc.fwd_gemms[static_cast<std::size_t>(site.scatter_gemm)], elem_bytes));
+    fwd += exposed(gather_s) + last_scatter;
+    regather += exposed(site.op_regather_share * gather_s);
+  }
+  double bwd = fwd;
+  if (mode == model::Recompute::full) bwd += lc.recompute_skips_last_gemm ? fwd - last_scatter : fwd;
+  else if (mode == model::Recompute::op) bwd += regather;
+  out.tp_comm_fwd_s = fwd;
+  out.tp_comm_bwd_s = bwd;
+}
+
 }  // namespace strata::cost

@@ -379,6 +379,8 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
     // Oases (overlap=on): two sub-batches, each one's collectives behind the other's compute (cost/overlap).
     if (s.tp_overlap) apply_tp_overlap(m, layer, ctx, mode, lc, out);
     // Chunked collective matmul (overlap=async): each collective hidden behind its GEMM's chunks (cost/overlap).
+    else if (s.tp_async && !measured && lc.tp_sites().size() == static_cast<std::size_t>(lc.tp_allreduces_fwd))
+      apply_tp_async_overlap_sites(ctx, mode, lc, q.bytes_per_element, one / 2.0, out);
     else if (s.tp_async) apply_tp_async_overlap(ctx, mode, lc, out);
   }
   // ---- memory --------------------------------------------------------------------------------------------------

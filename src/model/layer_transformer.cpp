@@ -38,6 +38,7 @@ struct Acc {
   double score_bytes = 0;          // attention softmax/dropout, per rank (dropped by selective recompute)
   double elementwise_bytes = 0;    // non-GEMM memory traffic, per rank
   int allreduces = 0;              // per direction
+  std::array<TpCollectiveSite, LayerCost::kMaxTpSites> sites{};  // the GEMMs around each all-reduce (tp_sites)
   // Per-op selective checkpointing (Recompute::op, torchtitan): the matmuls it re-runs (every second one in
   // forward order: wk, wo, then w3 of SwiGLU or fc2 of a GELU MLP) and what it keeps (the other matmuls'
   // outputs, the attention output and its statistics, the MLP's reduce-scattered output), per rank.
@@ -84,6 +85,10 @@ void add_attention(Acc& acc, const LayerSpec& l, const Ctx& c, double q_len, dou
   acc.params_rank += sh.h * (sh.h / t) + sh.h * kv_width_r + (sh.h / t) * sh.h +
                      (l.bias ? sh.h / t + kv_width_r + sh.h : 0) + norm;
   // GEMMs of one rank: column-parallel Q/K/V, batched products over the rank's heads, row-parallel projection.
+  TpCollectiveSite site;
+  site.gather_first = static_cast<int>(acc.gemms.size());
+  site.gather_count = cross ? 2 : 1;
+  site.op_regather_share = cross ? 0.0 : sh.kv_r * sh.d / (sh.h / t + kv_width_r);  // wk of the fused Q/K/V GEMM
   if (cross) {
     acc.gemms.push_back({b * q_len, sh.h / t, sh.h, 1});
     acc.gemms.push_back({b * kv_len, kv_width_r, sh.h, 1});
@@ -108,6 +113,8 @@ void add_attention(Acc& acc, const LayerSpec& l, const Ctx& c, double q_len, dou
     acc.gemms.push_back(values);
     acc.score_flops += score.flops() + values.flops();
   }
+  site.scatter_gemm = static_cast<int>(acc.gemms.size());
+  acc.sites[static_cast<std::size_t>(acc.allreduces)] = site;
   acc.gemms.push_back({b * q_len, sh.h, sh.h / t, 1});
   // torchtitan's mm order in a block: wq (1), wk (2), wv (3), wo (4): per-op SAC re-runs wk and wo.
   acc.op_recompute_flops += 2 * b * q_len * sh.h * (sh.kv_r * sh.d) + 2 * b * q_len * (sh.h / t) * sh.h;
@@ -150,8 +157,18 @@ void add_mlp(Acc& acc, const LayerSpec& l, const Ctx& c, double len) {
   const double router = moe ? h * experts : 0;
   acc.params += experts * mlp + router + norm;
   acc.params_rank += experts * mlp_r + router + norm;
+  TpCollectiveSite site;  // the gathered input feeds the router and the input-side matrices
+  site.gather_first = static_cast<int>(acc.gemms.size());
   if (moe) acc.gemms.push_back({tokens, experts, h, 1});
   for (int i = 0; i < static_cast<int>(up); ++i) acc.gemms.push_back({tokens * k, f / t, h, 1});
+  site.gather_count = static_cast<int>(acc.gemms.size()) - site.gather_first;
+  if (swiglu) {  // per-op SAC re-runs w3, one of the two input-side matrices
+    const double router_flops = moe ? acc.gemms[site.gather_first].flops() : 0.0;
+    const double w3_flops = acc.gemms.back().flops();
+    site.op_regather_share = w3_flops / (router_flops + up * w3_flops);
+  }
+  site.scatter_gemm = static_cast<int>(acc.gemms.size());
+  acc.sites[static_cast<std::size_t>(acc.allreduces)] = site;
   acc.gemms.push_back({tokens * k, h, f / t, 1});
   // mm order continues w1 (5), w3 (6), w2 (7) for SwiGLU (per-op SAC re-runs w3), fc1 (5), fc2 (6) for GELU
   // (re-runs fc2); kept: w1's or fc1's output and the block output after the reduce-scatter (/t under sp).
@@ -227,6 +244,8 @@ LayerCost transformer_cost(const LayerSpec& l, const Ctx& c) {
   if (c.t > 1) {
     lc.tp_allreduces_fwd = acc.allreduces;
     lc.tp_allreduces_bwd = acc.allreduces;
+    lc.tp_site_slots = acc.sites;
+    lc.tp_site_count = acc.allreduces;
   }
   lc.tp_message_bytes = c.b * c.s * h * c.B;
   return lc;

@@ -1,9 +1,11 @@
 // tests/cost/test_async_tp: the chunked collective matmul (overlap=async, cost/overlap.hpp) — its block formula's
-// closed forms, the strategy key and its rules, and the per-layer hook against the formula on a real layer
-// (the engine exports: tests/export/test_export_async_tp).
+// closed forms, the strategy key and its rules, and the per-layer hook on a real layer: each collective beside its
+// own GEMMs, the re-run collectives of full recompute and per-op SAC, and the block form for a layer without GEMMs
+// beside its collective (the engine exports: tests/export/test_export_async_tp).
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "strata/core/error.hpp"
 #include "strata/cost/constants.hpp"
@@ -65,35 +67,104 @@ TEST(AsyncStrategy, KeyParsesPrintsRoundTripsAndChecksRules) {
   }
 }
 
-TEST(AsyncLayer, ExposedCommFollowsTheBlockFormula) {
-  // One Llama-3-8B block at tp 8 with sp: the async layer's compute equals the blocking one's, and its pass time
-  // is n_blocks · async_block_time(compute / n, comm / n) of the blocking layer's numbers.
-  const auto m = model::zoo_model("llama3-8b");
-  const auto c = hw::resolve_cluster("dgx-h100", hw::builtin_catalog());
-  const auto blocking = complete_strategy(parse_strategy("dp=1,tp=8,mbs=2,gbs=2,sp=on"), m, c);
-  auto async = blocking;
-  async.tp_async = true;
-  const std::vector<int> devices = {0, 1, 2, 3, 4, 5, 6, 7};
-  const auto ctx_b = make_stage_context(m, c, blocking, devices);
-  const auto ctx_a = make_stage_context(m, c, async, devices);
+// A Llama-3-8B block at tp 8 with sp on a DGX H100, blocking and async, under one recompute mode.
+struct AsyncCase {
+  model::Model m = model::zoo_model("llama3-8b");
+  hw::Cluster c = hw::resolve_cluster("dgx-h100", hw::builtin_catalog());
   const model::LayerSpec* block = nullptr;
-  for (const auto& l : m.layers)
-    if (l.kind == model::LayerKind::transformer) block = &l;
-  ASSERT_NE(block, nullptr);
-  const auto b = layer_stage_cost(m, *block, ctx_b, model::Recompute::none);
-  const auto a = layer_stage_cost(m, *block, ctx_a, model::Recompute::none);
-  const double gamma = builtin_constants().tp_async_overlap_slowdown;
-  ASSERT_GT(b.tp_comm_fwd_s, 0.0);
+  Strategy blocking, async;
+  AsyncCase() {
+    for (const auto& l : m.layers)
+      if (l.kind == model::LayerKind::transformer) block = &l;
+    blocking = complete_strategy(parse_strategy("dp=1,tp=8,mbs=2,gbs=2,sp=on"), m, c);
+    async = blocking;
+    async.tp_async = true;
+  }
+  std::vector<int> devices = {0, 1, 2, 3, 4, 5, 6, 7};
+  StageContext context(const Strategy& s) const { return make_stage_context(m, c, s, devices); }
+};
+
+// The exposed time of one collective of d seconds fused with GEMMs of g seconds.
+double exposed(double g, double d) {
+  return async_block_time(g, d, 8, builtin_constants().tp_async_overlap_slowdown) - g;
+}
+
+TEST(AsyncLayer, EachCollectiveHidesOnlyBehindItsOwnGemms) {
+  // Forward: the all-gather beside QKV, the reduce-scatter beside the projection, the all-gather beside gate + up,
+  // the reduce-scatter beside down; backward (no recompute) the same four beside the same GEMMs' dgrad.
+  AsyncCase k;
+  ASSERT_NE(k.block, nullptr);
+  const auto ctx_b = k.context(k.blocking), ctx_a = k.context(k.async);
+  const auto b = layer_stage_cost(k.m, *k.block, ctx_b, model::Recompute::none);
+  const auto a = layer_stage_cost(k.m, *k.block, ctx_a, model::Recompute::none);
   EXPECT_DOUBLE_EQ(a.fwd_compute_s, b.fwd_compute_s);
   EXPECT_DOUBLE_EQ(a.bwd_compute_s, b.bwd_compute_s);
-  const int nf = 2;  // the block's two sp pairs (attention, MLP)
-  EXPECT_NEAR(a.fwd_compute_s + a.tp_comm_fwd_s,
-              nf * async_block_time(b.fwd_compute_s / nf, b.tp_comm_fwd_s / nf, 8, gamma), 1e-12);
+  const double d = b.tp_comm_fwd_s / 4.0;  // two sp pairs, each an all-gather and a reduce-scatter
+  model::LayerQuery q;
+  q.micro_batch = 2;
+  q.tp = 8;
+  q.sequence_parallel = true;
+  q.attention = attention_kernel_for(k.async, k.c.gpu_types.front());
+  const auto lc = model::layer_cost(*k.block, q);
+  ASSERT_EQ(lc.fwd_gemms.size(), 5u);  // QKV, projection, gate, up, down (flash: no attention GEMMs)
+  double g[5];
+  for (int i = 0; i < 5; ++i) g[i] = gemm_time_s(ctx_a, lc.fwd_gemms[static_cast<std::size_t>(i)], 2.0);
+  const double fwd = exposed(g[0], d) + exposed(g[1], d) + exposed(g[2] + g[3], d) + exposed(g[4], d);
+  EXPECT_NEAR(a.tp_comm_fwd_s, fwd, 1e-15);
+  EXPECT_NEAR(a.tp_comm_bwd_s, fwd, 1e-15);
   EXPECT_LT(a.tp_comm_fwd_s, b.tp_comm_fwd_s);
-  EXPECT_LT(a.tp_comm_bwd_s, b.tp_comm_bwd_s);
-  // The estimate gets faster by exactly the layers' saved exposure (one stage, no pipeline).
-  const auto eb = estimate(m, c, blocking), ea = estimate(m, c, async);
-  EXPECT_LT(ea.iteration_time_s, eb.iteration_time_s);
+  // The attention core and element-wise work hide nothing: the exposure exceeds the block form's, which spreads
+  // the collectives over the whole pass compute.
+  EXPECT_GT(a.tp_comm_fwd_s, 2 * async_block_time(b.fwd_compute_s / 2, b.tp_comm_fwd_s / 2, 8,
+                                                  builtin_constants().tp_async_overlap_slowdown) -
+                                 b.fwd_compute_s);
+  // The estimate gets faster (one stage, no pipeline).
+  EXPECT_LT(estimate(k.m, k.c, k.async).iteration_time_s, estimate(k.m, k.c, k.blocking).iteration_time_s);
+}
+
+TEST(AsyncLayer, LayersWithoutSitesHideBehindTheirPassCompute) {
+  // The embedding's collective (partial lookups summed) has no GEMM beside it: the block form over its compute.
+  AsyncCase k;
+  const model::LayerSpec* embedding = nullptr;
+  for (const auto& l : k.m.layers)
+    if (l.kind == model::LayerKind::embedding) embedding = &l;
+  ASSERT_NE(embedding, nullptr);
+  const auto b = layer_stage_cost(k.m, *embedding, k.context(k.blocking), model::Recompute::none);
+  const auto a = layer_stage_cost(k.m, *embedding, k.context(k.async), model::Recompute::none);
+  ASSERT_GT(b.tp_comm_fwd_s, 0.0);
+  const double gamma = builtin_constants().tp_async_overlap_slowdown;
+  EXPECT_NEAR(a.fwd_compute_s + a.tp_comm_fwd_s, async_block_time(b.fwd_compute_s, b.tp_comm_fwd_s, 8, gamma),
+              1e-15);
+}
+
+TEST(AsyncLayer, RecomputeAddsItsReRunCollectivesBesideTheReRunGemms) {
+  AsyncCase k;
+  const auto ctx = k.context(k.async);
+  const auto none = layer_stage_cost(k.m, *k.block, ctx, model::Recompute::none);
+  model::LayerQuery q;
+  q.micro_batch = 2;
+  q.tp = 8;
+  q.sequence_parallel = true;
+  q.attention = attention_kernel_for(k.async, k.c.gpu_types.front());
+  const auto lc = model::layer_cost(*k.block, q);
+  const auto ctx_b = k.context(k.blocking);
+  const double d = layer_stage_cost(k.m, *k.block, ctx_b, model::Recompute::none).tp_comm_fwd_s / 4.0;
+  double g[5];
+  for (int i = 0; i < 5; ++i) g[i] = gemm_time_s(ctx, lc.fwd_gemms[static_cast<std::size_t>(i)], 2.0);
+  // Full recompute: the forward's four again; with early stop (PyTorch's checkpoint) all but the last
+  // reduce-scatter, which follows the GEMM the re-run skips.
+  auto full_strategy = k.async;
+  full_strategy.recompute_early_stop = false;
+  const auto full = layer_stage_cost(k.m, *k.block, k.context(full_strategy), model::Recompute::full);
+  EXPECT_NEAR(full.tp_comm_bwd_s, 2 * none.tp_comm_fwd_s, 1e-15);
+  auto early_strategy = k.async;
+  early_strategy.recompute_early_stop = true;
+  const auto early = layer_stage_cost(k.m, *k.block, k.context(early_strategy), model::Recompute::full);
+  EXPECT_NEAR(early.tp_comm_bwd_s, 2 * none.tp_comm_fwd_s - exposed(g[4], d), 1e-15);
+  // Per-op SAC: each re-run all-gather beside the share of its GEMMs that is re-run (wk of QKV, w3 = up).
+  const auto op = layer_stage_cost(k.m, *k.block, ctx, model::Recompute::op);
+  const double wk_share = 128.0 / (512 + 256);
+  EXPECT_NEAR(op.tp_comm_bwd_s, none.tp_comm_fwd_s + exposed(wk_share * g[0], d) + exposed(g[3], d), 1e-15);
 }
 
 }  // namespace

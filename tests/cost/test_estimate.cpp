@@ -161,10 +161,9 @@ TEST(CostEstimate, CalibrationTargetsAreMet) {
   EXPECT_EQ(fig1, 16);
   EXPECT_EQ(mosaic, 8);
   // The sources whose issue-13 targets (<= 8 % mean, <= 15 % max, every row fits) are met today stay met; the
-  // missed ones (torchtitan async-TP's mean, llm-foundry's max, overall max) are listed in docs/cost-model.md,
-  // Validation.
-  for (const char* met :
-       {"korthikanti_table5", "korthikanti_fig1", "mosaicml", "megatron-bridge", "nemo-long-seq", "torchtitan"}) {
+  // missed ones (llm-foundry's max, overall max) are listed in docs/cost-model.md, Validation.
+  for (const char* met : {"korthikanti_table5", "korthikanti_fig1", "mosaicml", "megatron-bridge", "nemo-long-seq",
+                          "torchtitan", "torchtitan async-TP"}) {
     const auto it = std::find_if(r.sources.begin(), r.sources.end(), [&](const auto& s) { return s.dataset == met; });
     ASSERT_NE(it, r.sources.end()) << met;
     EXPECT_TRUE(it->met()) << met << ": " << it->mean_abs_pct << " % mean, " << it->max_abs_pct << " % max";

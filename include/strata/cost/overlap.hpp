@@ -47,9 +47,22 @@ void apply_tp_overlap(const model::Model& m, const model::LayerSpec& layer, cons
 // c = a block's compute (the layer's pass compute over its collectives), d = its collective (RS + AG pair).
 // d ≤ c·(n−1)/n gives c + (γ − 1)·d: only the contention stays exposed; c = 0 gives d (nothing to hide).
 double async_block_time(double compute_s, double comm_s, int tp, double slowdown);
-// Re-times `out` (TP collectives blocking) with async_block_time per block; compute unchanged, tp_comm_*_s the
-// exposed remainder. No-op without sequence parallelism or a TP collective.
+// Re-times `out` (TP collectives blocking) with async_block_time per block, c = the block's share of the layer's
+// pass compute; compute unchanged, tp_comm_*_s the exposed remainder. No-op without sequence parallelism or a TP
+// collective. The form for layers without tp_sites (embedding, generic layers) and for measured profiles, whose
+// compute is one measured number per pass.
 void apply_tp_async_overlap(const StageContext& ctx, model::Recompute mode, const model::LayerCost& lc,
                             LayerStageCost& out);
+// The form for blocks with tp_sites: each collective is fused only with the GEMMs around it (an all-gather with
+// the column-parallel GEMMs that read its output, a reduce-scatter with the row-parallel GEMM that produces its
+// input), c = those GEMMs' time (gemm_time_s), d = collective_s (one all-gather or reduce-scatter):
+//   forward exposed  = Σ_sites [T(c_gather, d) − c_gather] + [T(c_scatter, d) − c_scatter]
+//   backward exposed = the same (each collective's transpose beside the same GEMMs' dgrad, equal FLOPs)
+//                      + full recompute: the forward's again, less the last reduce-scatter under early stop
+//                      + per-op SAC: each re-run all-gather beside the re-run share of its GEMMs (op_regather_share)
+// Attention, norms and element-wise work hide nothing: PyTorch's micro-pipeline TP and TransformerEngine's
+// userbuffers both decompose only the GEMM next to the collective. No-op as above.
+void apply_tp_async_overlap_sites(const StageContext& ctx, model::Recompute mode, const model::LayerCost& lc,
+                                  double elem_bytes, double collective_s, LayerStageCost& out);
 
 }  // namespace strata::cost

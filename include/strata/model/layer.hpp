@@ -3,7 +3,9 @@
 // (with GEMM shapes for a roofline), stored activation bytes (Korthikanti et al. 2022 for transformer blocks),
 // and the bytes sent to the next pipeline stage. This is the ONE place these formulas live (docs/models.md).
 #pragma once
+#include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -142,6 +144,19 @@ struct LayerQuery {
   int cp = 1;
 };
 
+// One tensor-parallel all-reduce of a block and the GEMMs around it (indices into LayerCost::fwd_gemms). Under
+// sequence parallelism it is an all-gather feeding the column-parallel GEMMs [gather_first, gather_first +
+// gather_count) and a reduce-scatter of the row-parallel GEMM scatter_gemm's output; the chunked collective matmul
+// (overlap=async) fuses each collective with exactly those GEMMs (cost/overlap.hpp). op_regather_share: the share
+// of the gather GEMMs' FLOPs that per-op SAC re-runs in backward beside its re-run all-gather (wk of Q/K/V, w3 of
+// SwiGLU's w1/w3; 0 for a GELU MLP, whose re-run fc2 does not read the gathered input).
+struct TpCollectiveSite {
+  int gather_first = 0;
+  int gather_count = 0;
+  int scatter_gemm = -1;
+  double op_regather_share = 0;
+};
+
 struct LayerCost {
   double params = 0;                     // whole layer
   double params_per_tp_rank = 0;         // stored on one tp rank
@@ -172,6 +187,16 @@ struct LayerCost {
   int tp_allreduces_fwd = 0;             // all-reduces (or RS+AG pairs with sp) of tp_message_bytes in forward
   int tp_allreduces_bwd = 0;             // ... and in backward (excluding recompute)
   double tp_message_bytes = 0;           // size of each such message (b·s·h·bytes)
+  // One entry per forward all-reduce for blocks whose GEMMs around their collectives are known (transformer,
+  // encoder and decoder layers: at most self-attention, cross-attention and MLP); none for the other kinds. Held
+  // inline: layer_cost runs for every costed configuration of the planner; a heap vector here added 1.9 % to a
+  // plan's instructions, the inline slots 0.5 % (callgrind, AMP case, 2026-11-26).
+  static constexpr int kMaxTpSites = 3;
+  std::array<TpCollectiveSite, kMaxTpSites> tp_site_slots{};
+  int tp_site_count = 0;
+  std::span<const TpCollectiveSite> tp_sites() const {
+    return {tp_site_slots.data(), static_cast<std::size_t>(tp_site_count)};
+  }
   // Tied LM head: the embedding matrix this layer uses but does not own (total_params counts it once, in the
   // embedding). A pipeline stage holding this layer without the embedding keeps a copy of it (Megatron).
   double shared_params = 0;
