@@ -82,6 +82,23 @@ struct AsyncCase {
   }
   std::vector<int> devices = {0, 1, 2, 3, 4, 5, 6, 7};
   StageContext context(const Strategy& s) const { return make_stage_context(m, c, s, devices); }
+  // The forward GEMM times of the block (QKV, projection, gate, up, down: flash has no attention GEMMs) and one
+  // blocking all-gather or reduce-scatter (two sp pairs per block).
+  std::vector<double> gemm_times() const {
+    model::LayerQuery q;
+    q.micro_batch = 2;
+    q.tp = 8;
+    q.sequence_parallel = true;
+    q.attention = attention_kernel_for(async, c.gpu_types.front());
+    const auto lc = model::layer_cost(*block, q);
+    const auto ctx = context(async);
+    std::vector<double> g;
+    for (const auto& gemm : lc.fwd_gemms) g.push_back(gemm_time_s(ctx, gemm, 2.0));
+    return g;
+  }
+  double collective_s() const {
+    return layer_stage_cost(m, *block, context(blocking), model::Recompute::none).tp_comm_fwd_s / 4.0;
+  }
 };
 
 // The exposed time of one collective of d seconds fused with GEMMs of g seconds.
@@ -99,16 +116,9 @@ TEST(AsyncLayer, EachCollectiveHidesOnlyBehindItsOwnGemms) {
   const auto a = layer_stage_cost(k.m, *k.block, ctx_a, model::Recompute::none);
   EXPECT_DOUBLE_EQ(a.fwd_compute_s, b.fwd_compute_s);
   EXPECT_DOUBLE_EQ(a.bwd_compute_s, b.bwd_compute_s);
-  const double d = b.tp_comm_fwd_s / 4.0;  // two sp pairs, each an all-gather and a reduce-scatter
-  model::LayerQuery q;
-  q.micro_batch = 2;
-  q.tp = 8;
-  q.sequence_parallel = true;
-  q.attention = attention_kernel_for(k.async, k.c.gpu_types.front());
-  const auto lc = model::layer_cost(*k.block, q);
-  ASSERT_EQ(lc.fwd_gemms.size(), 5u);  // QKV, projection, gate, up, down (flash: no attention GEMMs)
-  double g[5];
-  for (int i = 0; i < 5; ++i) g[i] = gemm_time_s(ctx_a, lc.fwd_gemms[static_cast<std::size_t>(i)], 2.0);
+  const double d = k.collective_s();
+  const auto g = k.gemm_times();
+  ASSERT_EQ(g.size(), 5u);
   const double fwd = exposed(g[0], d) + exposed(g[1], d) + exposed(g[2] + g[3], d) + exposed(g[4], d);
   EXPECT_NEAR(a.tp_comm_fwd_s, fwd, 1e-15);
   EXPECT_NEAR(a.tp_comm_bwd_s, fwd, 1e-15);
@@ -141,16 +151,9 @@ TEST(AsyncLayer, RecomputeAddsItsReRunCollectivesBesideTheReRunGemms) {
   AsyncCase k;
   const auto ctx = k.context(k.async);
   const auto none = layer_stage_cost(k.m, *k.block, ctx, model::Recompute::none);
-  model::LayerQuery q;
-  q.micro_batch = 2;
-  q.tp = 8;
-  q.sequence_parallel = true;
-  q.attention = attention_kernel_for(k.async, k.c.gpu_types.front());
-  const auto lc = model::layer_cost(*k.block, q);
-  const auto ctx_b = k.context(k.blocking);
-  const double d = layer_stage_cost(k.m, *k.block, ctx_b, model::Recompute::none).tp_comm_fwd_s / 4.0;
-  double g[5];
-  for (int i = 0; i < 5; ++i) g[i] = gemm_time_s(ctx, lc.fwd_gemms[static_cast<std::size_t>(i)], 2.0);
+  const double d = k.collective_s();
+  const auto g = k.gemm_times();
+  ASSERT_EQ(g.size(), 5u);
   // Full recompute: the forward's four again; with early stop (PyTorch's checkpoint) all but the last
   // reduce-scatter, which follows the GEMM the re-run skips.
   auto full_strategy = k.async;

@@ -19,4 +19,16 @@ inline LayerSpec gpt_block(std::int64_t h, std::int64_t a, std::int64_t s) {
   return l;
 }
 
+// A Llama-3-8B block: GQA with 8 kv heads, SwiGLU 14336, RMSNorm, no biases, no dropout.
+inline LayerSpec llama3_8b_block() {
+  LayerSpec l = gpt_block(4096, 32, 8192);
+  l.kv_heads = 8;
+  l.ffn = 14336;
+  l.activation = Activation::swiglu;
+  l.norm = Norm::rmsnorm;
+  l.bias = false;
+  l.dropout = false;
+  return l;
+}
+
 }  // namespace strata::model::testing

@@ -10,17 +10,7 @@ namespace strata::model {
 namespace {
 
 using testing::gpt_block;
-
-LayerSpec llama3_8b_block() {
-  LayerSpec l = gpt_block(4096, 32, 8192);
-  l.kv_heads = 8;
-  l.ffn = 14336;
-  l.activation = Activation::swiglu;
-  l.norm = Norm::rmsnorm;
-  l.bias = false;
-  l.dropout = false;
-  return l;
-}
+using testing::llama3_8b_block;
 
 LayerQuery tp_query(int t, AttentionKernel kernel) {
   LayerQuery q;

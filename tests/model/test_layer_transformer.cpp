@@ -105,13 +105,7 @@ TEST(TransformerBlock, TensorParallelAllReduces) {
 }
 
 TEST(TransformerBlock, GroupedQueryAttention) {
-  LayerSpec l = gpt_block(4096, 32, 8192);  // LLaMA-3-8B block
-  l.kv_heads = 8;
-  l.ffn = 14336;
-  l.activation = Activation::swiglu;
-  l.norm = Norm::rmsnorm;
-  l.bias = false;
-  l.dropout = false;
+  const LayerSpec l = testing::llama3_8b_block();
   const double h = 4096, kvw = 2 * 8 * 128, f = 14336, s = 8192;
   const LayerCost c = layer_cost(l, LayerQuery{});
   EXPECT_DOUBLE_EQ(c.params, 2 * h * h + h * kvw + 3 * h * f + 2 * h);
