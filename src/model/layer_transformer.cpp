@@ -163,7 +163,7 @@ void add_mlp(Acc& acc, const LayerSpec& l, const Ctx& c, double len) {
   for (int i = 0; i < static_cast<int>(up); ++i) acc.gemms.push_back({tokens * k, f / t, h, 1});
   site.gather_count = static_cast<int>(acc.gemms.size()) - site.gather_first;
   if (swiglu) {  // per-op SAC re-runs w3, one of the two input-side matrices
-    const double router_flops = moe ? acc.gemms[site.gather_first].flops() : 0.0;
+    const double router_flops = moe ? acc.gemms[static_cast<std::size_t>(site.gather_first)].flops() : 0.0;
     const double w3_flops = acc.gemms.back().flops();
     site.op_regather_share = w3_flops / (router_flops + up * w3_flops);
   }
