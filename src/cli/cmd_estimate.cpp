@@ -235,14 +235,19 @@ void register_estimate_commands(CLI::App& app) {
   auto fit = std::make_shared<bool>(false);
   auto* val = app.add_subcommand(
       "validate",
-      "Run the cost model on every measured case of the embedded calibration data and print predicted vs "
-      "measured:\nKorthikanti et al. 2022 Table 5 iteration times (full / seqsel), Figure 1 first-stage memory "
-      "(par+opt, activations)\nand MosaicML FSDP tokens/s per GPU (reported separately, not fitted).\n"
-      "Example: strata validate --json");
-  val->add_flag("--json", *json, "Print JSON (time_mean_abs_pct, time_max_abs_pct, memory_mean_abs_pct, rows)");
+      "Run the cost model on every measured case of the embedded calibration data (data/calibration/) and print "
+      "predicted vs\nmeasured, per source and overall, with each source's target (docs/cost-model.md §Validation): "
+      "Korthikanti et al. 2022\nTable 5 iteration times and Figure 1 memory, the MosaicML FSDP set (a check, not "
+      "fitted), the public rows\n(llm-foundry, Megatron-Bridge, NeMo long-sequence, torchtitan, torchtitan async-TP; "
+      "tokens/s or model TFLOP/s per GPU),\nthe async-TP speed-ups, and the GPU layers strata measured itself (a "
+      "check, never fitted).\nExample: strata validate --json");
+  val->add_flag("--json", *json,
+                "Print JSON: sources (per-source summary), rows (each with error_pct, fits, memory_fraction), skipped, "
+                "async_tp_speedup, measured_layers");
   val->add_flag("--fit", *fit,
-                "Re-fit the GEMM-efficiency curve and NVLink efficiency to Table 5 and print the constants "
-                "(for data/cost_constants.json)");
+                "Re-fit the cost-model constants (the Table 5 ones to Table 5, then each public-row constant to its "
+                "rows; docs/cost-model.md §Constants and provenance) and print them as a constants file (data/cost_constants.json's "
+                "format)");
   auto constants = std::make_shared<std::string>();
   val->add_option("--constants", *constants,
                   "Cost-model constants JSON in data/cost_constants.json's format (default: the built-in file): "
