@@ -1,6 +1,7 @@
 // tests/cli/test_plan_cli: end-to-end `strata plan` — the plan file round-trips through `strata estimate
 // --strategy-file` (same iteration time), the file is byte-identical for --threads 1 and 2 (except
-// search_time_s), --explain names the GPU types and reasons, and impossible requests exit 2 with one line.
+// search_time_s), --explain names the GPU types and reasons, the table's legend names the dtype's peak, and
+// impossible requests exit 2 with one line.
 #include <gtest/gtest.h>
 
 #include "cli_run.hpp"
@@ -68,8 +69,16 @@ TEST(PlanCli, TableAndExplanation) {
   const PlanRun r = plan_run(kAmp + " --explain --top 3");
   ASSERT_EQ(r.code, 0) << r.err;
   for (const char* s : {"Top 3 plans", "megatron", "uniform", "dp-only", "zero3-only", "faster than megatron",
-                        "v100-16gb", "t4", "why", "pruned"})
+                        "v100-16gb", "t4", "why", "pruned", "PTD-P count", "MFU: model FLOPs / the bf16 peak"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s;
+}
+
+// The legend names the peak the MFU column divides by: the plan's dtype, not always bf16.
+TEST(PlanCli, LegendNamesThePlansDtypePeak) {
+  const PlanRun r = plan_run("plan --model gpt2-small --cluster dgx-a100:1 --gbs 8 --dtype fp32 --top 1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("MFU: model FLOPs / the fp32 peak"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("bf16 peak"), std::string::npos) << r.out;
 }
 
 TEST(PlanCli, ImpossibleRequestsExitTwoWithOneLine) {
