@@ -53,6 +53,7 @@ void print_estimate(const model::Model& m, const hw::Cluster& c, const cost::Str
   // convention); MFU divides the model FLOPs without recompute by the peak.
   fmt::print("FLOP/s           {} per GPU (PTD-P count, a recomputed forward included; MFU {} on model FLOPs)\n",
              core::format_flops(e.tflops_per_gpu * 1e12), pct(e.mfu));
+  if (const std::string note = dtype_fallback_note(c, s.dtype); !note.empty()) fmt::print("  {}", note);
   fmt::print("peak memory      {} per device, {}\n\n", core::format_bytes(e.peak_memory_bytes),
              e.fits ? "fits" : "DOES NOT FIT: " + e.not_fit_reason);
   std::vector<std::vector<std::string>> rows;

@@ -205,8 +205,8 @@ void run_plan(PlanArgs& a) {
   fmt::print(out, "Top {} plans:\n{}\n", r.top.size(), core::render_table(header, rows));
   // Why the legend: with no recompute the PTD-P count can exceed the dtype's peak (docs/cost-model.md §Outputs and FLOP counts).
   fmt::print(out, "TFLOP/s/GPU: PTD-P count (Narayanan et al. 2021 eq. 3), one recompute forward per block even "
-                  "without recompute;\nMFU: model FLOPs / the {} peak.\n\n",
-             hw::to_string(opt.dtype));
+                  "without recompute;\nMFU: model FLOPs / the {} peak.\n{}\n",
+             hw::to_string(opt.dtype), dtype_fallback_note(c, opt.dtype));
   rows.clear();
   std::vector<std::string> notes;
   for (const auto& b : r.baselines) {

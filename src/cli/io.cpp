@@ -16,6 +16,16 @@
 
 namespace strata::cli {
 
+std::string dtype_fallback_note(const hw::Cluster& c, hw::Dtype dtype) {
+  std::string parts;
+  for (const auto& g : c.gpu_types) {
+    if (g.supports(dtype)) continue;
+    parts += fmt::format("{}{} has no {} path and is costed at its {} rate, {}", parts.empty() ? "" : "; ", g.name,
+                         hw::to_string(dtype), hw::to_string(g.runs_as(dtype)), core::format_flops(g.peak(dtype)));
+  }
+  return parts.empty() ? "" : "note: " + parts + " (docs/hardware.md §The peak fallback rule)\n";
+}
+
 void check_output_path(const std::string& path, const std::string& flag) {
   if (path == "-") return;
   namespace fs = std::filesystem;

@@ -8,6 +8,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "strata/hw/cluster.hpp"
+
 namespace strata::cli {
 
 // InputError "<flag>: cannot write '<path>' (<why>)" unless `path` is "-" (stdout) or a file that can be created
@@ -29,6 +31,11 @@ PlanInputs plan_file_inputs(const std::string& path);
 // an empty value, which cost::parse_memory_headroom then rejects). `effect` ends the help: what the headroom does
 // in that command.
 void add_memory_headroom_option(CLI::App* cmd, std::string* value, bool* given, const std::string& effect);
+
+// "" when every GPU type of `c` has a native `dtype` path; else one line (ending in '\n') naming each type that
+// runs it on a fallback path and at what rate — fp8 on an A100 at its bf16 rate, bf16 on a V100 at its fp16 rate
+// (docs/hardware.md §The peak fallback rule) — which the printed numbers otherwise do not show.
+std::string dtype_fallback_note(const hw::Cluster& c, hw::Dtype dtype);
 
 // Parses the command line and runs the chosen sub-command under the one error policy: an InputError (or a flag
 // error) → one line on stderr (control characters escaped, cut at 2000 bytes) and exit 2; any other exception →

@@ -40,31 +40,35 @@ double dtype_bytes(Dtype d) {
   return 4;
 }
 
-double GpuSpec::peak(Dtype d) const {
+Dtype GpuSpec::runs_as(Dtype d) const {
   // Fallback chain documented in hardware.hpp / docs/hardware.md: a type without a dtype's fast path runs it on
   // the next lower-precision path it has (bf16 and fp16 are one level: the same tensor-core rate everywhere).
   auto get = [&](Dtype x) {
     auto it = peak_flops.find(x);
     return it == peak_flops.end() ? 0.0 : it->second;
   };
-  if (double v = get(d); v > 0) return v;
+  if (get(d) > 0) return d;
   switch (d) {
     case Dtype::fp8:
-      if (double v = std::max(get(Dtype::bf16), get(Dtype::fp16)); v > 0) return v;
+      if (get(Dtype::bf16) > 0 || get(Dtype::fp16) > 0)
+        return get(Dtype::fp16) > get(Dtype::bf16) ? Dtype::fp16 : Dtype::bf16;
       break;
     case Dtype::bf16:
-      if (double v = get(Dtype::fp16); v > 0) return v;
+      if (get(Dtype::fp16) > 0) return Dtype::fp16;
       break;
     case Dtype::fp16:
-      if (double v = get(Dtype::bf16); v > 0) return v;
+      if (get(Dtype::bf16) > 0) return Dtype::bf16;
       break;
     case Dtype::tf32: case Dtype::fp32:
       break;
   }
-  if (d != Dtype::fp32) {
-    if (double v = get(Dtype::tf32); v > 0) return v;
-  }
-  return get(Dtype::fp32);
+  if (d != Dtype::fp32 && get(Dtype::tf32) > 0) return Dtype::tf32;
+  return Dtype::fp32;
+}
+
+double GpuSpec::peak(Dtype d) const {
+  auto it = peak_flops.find(runs_as(d));
+  return it == peak_flops.end() ? 0.0 : it->second;
 }
 
 namespace {

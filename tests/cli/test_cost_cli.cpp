@@ -1,5 +1,5 @@
 // End-to-end tests of `strata estimate` and `strata validate`: JSON keys, exit code 2 with a one-line error
-// naming the rule, the plan-file round trip.
+// naming the rule, the note on a dtype the GPU runs on a fallback path, the plan-file round trip.
 #include <gtest/gtest.h>
 
 #include "cli_run.hpp"
@@ -35,6 +35,18 @@ TEST(CostCli, ImpossibleStrategyExitsTwoNamingTheRule) {
   const auto r = run_strata("estimate --model gpt3-175b --cluster dgx-a100:8 --strategy \"tp=8,pp=3,gbs=64\"");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.out.find("dp·tp·pp = devices"), std::string::npos) << r.out;
+}
+
+// fp8 on an A100 runs at its bf16 rate (docs/hardware.md §The peak fallback rule): the output says so, and says
+// nothing when the dtype is native.
+TEST(CostCli, EstimateNamesADtypeFallback) {
+  const auto a100 = run_strata("estimate --model gpt2-xl --cluster dgx-a100:1 --strategy \"gbs=32,dtype=fp8\"");
+  ASSERT_EQ(a100.code, 0) << a100.out;
+  EXPECT_NE(a100.out.find("a100-80gb has no fp8 path and is costed at its bf16 rate, 312 TFLOP/s"), std::string::npos)
+      << a100.out;
+  const auto h100 = run_strata("estimate --model gpt2-xl --cluster dgx-h100:1 --strategy \"gbs=32,dtype=fp8\"");
+  ASSERT_EQ(h100.code, 0) << h100.out;
+  EXPECT_EQ(h100.out.find("fallback"), std::string::npos) << h100.out;
 }
 
 TEST(CostCli, StrategyFileAndPlanFileRoundTrip) {

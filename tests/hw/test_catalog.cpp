@@ -73,6 +73,24 @@ TEST(HwCatalog, PeakFallbackRule) {
   EXPECT_DOUBLE_EQ(g.peak(Dtype::fp8), 5.0);  // max of bf16/fp16
 }
 
+TEST(HwCatalog, RunsAsNamesThePathThePeakComesFrom) {
+  EXPECT_EQ(cat().gpu("h100-sxm").runs_as(Dtype::fp8), Dtype::fp8);  // native
+  EXPECT_EQ(cat().gpu("a100-40gb").runs_as(Dtype::fp8), Dtype::bf16);
+  EXPECT_EQ(cat().gpu("v100-16gb").runs_as(Dtype::bf16), Dtype::fp16);
+  EXPECT_EQ(cat().gpu("v100-16gb").runs_as(Dtype::tf32), Dtype::fp32);
+  EXPECT_EQ(cat().gpu("k80").runs_as(Dtype::fp16), Dtype::fp32);
+  GpuSpec g;
+  g.peak_flops = {{Dtype::fp32, 1.0}, {Dtype::tf32, 2.0}};
+  EXPECT_EQ(g.runs_as(Dtype::fp8), Dtype::tf32);
+  g.peak_flops[Dtype::fp16] = 6.0;
+  g.peak_flops[Dtype::bf16] = 5.0;
+  EXPECT_EQ(g.runs_as(Dtype::fp8), Dtype::fp16);  // the faster of bf16/fp16
+  // peak(d) is the rate of runs_as(d) for every catalog type and dtype.
+  for (const auto& t : cat().gpus)
+    for (Dtype d : {Dtype::fp32, Dtype::tf32, Dtype::fp16, Dtype::bf16, Dtype::fp8})
+      EXPECT_DOUBLE_EQ(t.peak(d), t.peak_flops.at(t.runs_as(d))) << t.name;
+}
+
 TEST(HwCatalog, EveryLinkHasPositiveNumbersAndASource) {
   for (const char* name : {"nvlink1", "nvlink2", "nvlink3", "nvlink4", "nvswitch3", "nvswitch4", "pcie3", "pcie4",
                            "pcie5", "ib-edr", "ib-hdr", "ib-ndr", "eth-10g", "eth-25g", "eth-50g", "eth-100g",

@@ -32,6 +32,9 @@ struct GpuSpec {
   //   fp8 → max(bf16, fp16) → tf32 → fp32;  bf16 → fp16 → tf32 → fp32;  fp16 → bf16 → tf32 → fp32;
   //   tf32 → fp32.  fp32 is required of every type, so the chain always ends.
   double peak(Dtype d) const;
+  // The dtype whose path runs `d` on this type under that rule: `d` itself when native, else the fallback (so
+  // peak(d) = peak_flops[runs_as(d)]); the CLI names it when a plan's dtype is not native (cli/io.hpp).
+  Dtype runs_as(Dtype d) const;
   // True when the type lists `d` itself (no fallback).
   bool supports(Dtype d) const { return peak_flops.count(d) != 0; }
 };
