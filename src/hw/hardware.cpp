@@ -67,7 +67,8 @@ Dtype GpuSpec::runs_as(Dtype d) const {
 }
 
 double GpuSpec::peak(Dtype d) const {
-  auto it = peak_flops.find(runs_as(d));
+  auto it = peak_flops.find(d);  // the native case with one lookup (peak is on the cost model's path)
+  if (it == peak_flops.end() || it->second <= 0) it = peak_flops.find(runs_as(d));
   return it == peak_flops.end() ? 0.0 : it->second;
 }
 
