@@ -212,6 +212,23 @@ class PlacementCache {
   std::vector<std::shared_ptr<const std::vector<int>>> distinct_;
 };
 
+// The recompute modes worth costing. Selective recompute drops the stored s² attention scores and re-runs their
+// products (Korthikanti §5); a fused attention kernel (the default on every GPU with 16-bit tensor cores,
+// cost::attention_kernel_for) stores none, so there selective costs exactly what none does (model/
+// layer_transformer) and would only repeat each plan in the list.
+namespace {
+std::vector<model::Recompute> recompute_modes(const hw::Cluster& c, bool three_d, bool* selective_skipped) {
+  *selective_skipped = false;
+  if (three_d) return {model::Recompute::none};
+  const bool all_fused = std::all_of(c.gpu_types.begin(), c.gpu_types.end(), [](const hw::GpuSpec& g) {
+    return model::is_fused(cost::attention_kernel_for(cost::Strategy{}, g));
+  });
+  *selective_skipped = all_fused;
+  if (all_fused) return {model::Recompute::none, model::Recompute::full};
+  return {model::Recompute::none, model::Recompute::selective, model::Recompute::full};
+}
+}  // namespace
+
 // The enumeration of the space: degree units and configurations (in the deterministic order).
 Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt, Rejections& rej) {
   Space_ sp;
@@ -251,8 +268,8 @@ Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOp
       for (const auto& [placement, label] : places.of(tp)) {  // tp groups in order: the same for any dp·cp·pp
         const int unit = static_cast<int>(sp.units.size());
         sp.units.push_back(builder.build(dp, tp, pp, cp, placement, label));
-        std::vector<model::Recompute> rcs{model::Recompute::none};
-        if (!three_d) rcs = {model::Recompute::none, model::Recompute::selective, model::Recompute::full};
+        bool selective_skipped = false;
+        std::vector<model::Recompute> rcs = recompute_modes(c, three_d, &selective_skipped);
         // Oases (opt-in like pipedream/2bw: no engine export expresses it, docs/planner.md): cross-pass recompute.
         const bool oases = opt.space == Space::all && tp > 1;
         if (oases) rcs.push_back(model::Recompute::oases);  // = full without re-run collectives
@@ -287,6 +304,10 @@ Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOp
           // Oases overlapped TP (two sub-batches of mbs/2): in the `all` space where there is TP and mbs splits.
           std::vector<bool> ovs{false};
           if (oases && mbs % 2 == 0) ovs = {false, true};
+          if (selective_skipped)
+            rej.add("recompute: selective = none under fused attention (no stored scores)",
+                    static_cast<std::int64_t>(zeros.size() * sps.size() * ovs.size() * scheds.size()),
+                    fmt::format("{},mbs={},recompute=selective", ex, mbs));
           for (int zero : zeros)
             for (auto rc : rcs)
               for (bool s : sps)
