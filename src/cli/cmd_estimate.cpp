@@ -247,8 +247,8 @@ void register_estimate_commands(CLI::App& app) {
                 "async_tp_speedup, measured_layers");
   val->add_flag("--fit", *fit,
                 "Re-fit the cost-model constants (the Table 5 ones to Table 5, then each public-row constant to its "
-                "rows; docs/cost-model.md §Constants and provenance) and print them as a constants file (data/cost_constants.json's "
-                "format)");
+                "rows; docs/cost-model.md §Constants and provenance) and print them as a constants file "
+                "(data/cost_constants.json's format)");
   auto constants = std::make_shared<std::string>();
   val->add_option("--constants", *constants,
                   "Cost-model constants JSON in data/cost_constants.json's format (default: the built-in file): "

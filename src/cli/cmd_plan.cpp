@@ -203,7 +203,8 @@ void run_plan(PlanArgs& a) {
   for (std::size_t i = 0; i < r.top.size(); ++i)
     rows.push_back(plan_row(fmt::format("#{}", i + 1), c, r.top[i].strategy, r.top[i].estimate, best));
   fmt::print(out, "Top {} plans:\n{}\n", r.top.size(), core::render_table(header, rows));
-  // Why the legend: with no recompute the PTD-P count can exceed the dtype's peak (docs/cost-model.md §Outputs and FLOP counts).
+  // Why the legend: with no recompute the PTD-P count can exceed the dtype's peak (docs/cost-model.md §Outputs
+  // and FLOP counts).
   fmt::print(out, "TFLOP/s/GPU: PTD-P count (Narayanan et al. 2021 eq. 3), one recompute forward per block even "
                   "without recompute;\nMFU: model FLOPs / the {} peak.\n{}\n",
              hw::to_string(opt.dtype), dtype_fallback_note(c, opt.dtype));

@@ -212,11 +212,11 @@ class PlacementCache {
   std::vector<std::shared_ptr<const std::vector<int>>> distinct_;
 };
 
+namespace {
 // The recompute modes worth costing. Selective recompute drops the stored s² attention scores and re-runs their
 // products (Korthikanti §5); a fused attention kernel (the default on every GPU with 16-bit tensor cores,
 // cost::attention_kernel_for) stores none, so there selective costs exactly what none does (model/
 // layer_transformer) and would only repeat each plan in the list.
-namespace {
 std::vector<model::Recompute> recompute_modes(const hw::Cluster& c, bool three_d, bool* selective_skipped) {
   *selective_skipped = false;
   if (three_d) return {model::Recompute::none};
