@@ -238,6 +238,8 @@ Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOp
   const bool three_d = opt.space == Space::three_d;
   const std::vector<std::int64_t> gbs_divisors = divisors(gbs);
   PlacementCache places(c, opt.placement);
+  bool selective_skipped = false;  // the same for every unit: it depends on the cluster's GPU types only
+  const std::vector<model::Recompute> base_rcs = recompute_modes(c, three_d, &selective_skipped);
   detail::UnitBuilder builder(m, c, opt);  // memos shared across units (plan/unit_memo)
   for (int tp : device_divisors(n)) {
     if (opt.max_tp > 0 && tp > opt.max_tp) {
@@ -268,8 +270,7 @@ Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOp
       for (const auto& [placement, label] : places.of(tp)) {  // tp groups in order: the same for any dp·cp·pp
         const int unit = static_cast<int>(sp.units.size());
         sp.units.push_back(builder.build(dp, tp, pp, cp, placement, label));
-        bool selective_skipped = false;
-        std::vector<model::Recompute> rcs = recompute_modes(c, three_d, &selective_skipped);
+        std::vector<model::Recompute> rcs = base_rcs;
         // Oases (opt-in like pipedream/2bw: no engine export expresses it, docs/planner.md): cross-pass recompute.
         const bool oases = opt.space == Space::all && tp > 1;
         if (oases) rcs.push_back(model::Recompute::oases);  // = full without re-run collectives
