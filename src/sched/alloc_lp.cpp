@@ -107,14 +107,14 @@ Terms cost_terms(const Problem& p, const AllocLp& a, int job, PriceKind price, c
 }
 
 LpSolution secondary_max_normalized(const Problem& p, AllocLp& a, int primary_var, double primary_value,
-                                    bool primary_is_lower_bound) {
+                                    bool primary_is_lower_bound, Normalization normalization) {
   constexpr double kSlack = 1e-7;
   const double slack = kSlack * std::abs(primary_value) + 1e-15;
   if (primary_is_lower_bound) a.lp.add_constraint({{primary_var, 1.0}}, primary_value - slack, kLpInf);
   else a.lp.add_constraint({{primary_var, 1.0}}, -kLpInf, primary_value + slack);
   for (int v = 0; v < a.lp.num_variables(); ++v) a.lp.set_objective(v, 0.0);
   for (int m = 0; m < p.num_jobs(); ++m) {
-    const double eq = equal_share_throughput(p.jobs[m]);
+    const double eq = reference_throughput(p, p.jobs[m], normalization);
     for (const auto& [v, c] : a.tput[m]) a.lp.set_objective(v, a.lp.objective_coefficient(v) + c / eq);
   }
   a.lp.set_maximize(true);
@@ -157,9 +157,9 @@ std::vector<double> effective_throughputs(const Problem& p, const Allocation& a)
   return out;
 }
 
-std::vector<double> normalized_throughputs(const Problem& p, const Allocation& a) {
+std::vector<double> normalized_throughputs(const Problem& p, const Allocation& a, Normalization n) {
   auto out = effective_throughputs(p, a);
-  for (int m = 0; m < p.num_jobs(); ++m) out[m] /= equal_share_throughput(p.jobs[m]);
+  for (int m = 0; m < p.num_jobs(); ++m) out[m] /= reference_throughput(p, p.jobs[m], n);
   return out;
 }
 

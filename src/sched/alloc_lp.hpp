@@ -35,8 +35,8 @@ Terms cost_terms(const Problem& p, const AllocLp& a, int job, PriceKind price, c
 double price_of(const WorkerType& t, PriceKind price, const std::string& policy);
 
 // Re-solves `a.lp` after the primary objective: pins the primary variable `primary_var` at >= (1 − 1e-7)·its
-// optimum (or <= for minimisation) and maximises Σ_m throughput(m, X)/throughput(m, X^equal) instead.
+// optimum (or <= for minimisation) and maximises Σ_m throughput(m, X)/reference_throughput(m) instead.
 LpSolution secondary_max_normalized(const Problem& p, AllocLp& a, int primary_var, double primary_value,
-                                    bool primary_is_lower_bound);
+                                    bool primary_is_lower_bound, Normalization normalization);
 
 }  // namespace strata::sched::detail

@@ -10,7 +10,7 @@ core::OrderedJson allocation_report_json(const Problem& p, const Policy& policy,
                                          const PolicyOptions& opt) {
   const auto frac = job_type_fractions(p, x);
   const auto eff = effective_throughputs(p, x);
-  const auto norm = normalized_throughputs(p, x);
+  const auto norm = normalized_throughputs(p, x, opt.normalization);
   core::OrderedJson j, alloc, e, n;
   j["policy"] = policy_name(policy);
   for (int m = 0; m < p.num_jobs(); ++m) {

@@ -2,6 +2,7 @@
 // written here (not <random>'s) so that a seed gives the same trace with every standard library.
 #include <fmt/format.h>
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -133,8 +134,31 @@ namespace {
 // The optional extras of a generated trace, from a second PRNG stream (seed-derived) so that switching them on
 // leaves the base jobs unchanged: SLOs (thesis §5.6 cost experiment: {1.2, 2, 10} × duration), entities (thesis
 // multi-level fairness: weights 1, 2, 3, ...), high-priority jobs, and space-sharing pairs.
+// Measured pair throughputs of jobs a and b on the trace's types (Gavel's table), empty when not measured.
+std::vector<std::array<double, 2>> measured_pair(const JobTypeTable& table, const Problem& out, int entry_a,
+                                                 int entry_b) {
+  auto it = table.measured_pairs.find({entry_a, entry_b});
+  if (it == table.measured_pairs.end()) return {};
+  std::vector<std::array<double, 2>> row(out.types.size(), {0.0, 0.0});
+  for (std::size_t k = 0; k < out.types.size(); ++k) {
+    const int g = table.types.type_index(out.types[k].name);
+    if (g >= 0) row[k] = it->second[g];
+  }
+  return row;
+}
+
+// A pair worth considering: on some type the two jobs together keep more than one GPU's worth of work
+// (Σ pair/solo > 1; Gavel keeps only well-performing pairs).
+bool pair_helps(const Problem& out, int a, int b, const std::vector<std::array<double, 2>>& row) {
+  for (std::size_t k = 0; k < row.size(); ++k) {
+    const double ta = out.jobs[a].throughputs[k], tb = out.jobs[b].throughputs[k];
+    if (ta > 0 && tb > 0 && row[k][0] > 0 && row[k][1] > 0 && row[k][0] / ta + row[k][1] / tb > 1.0) return true;
+  }
+  return false;
+}
+
 void add_extras(const JobTypeTable& table, const GenerateSpec& spec, const std::vector<int>& type_of,
-                const std::vector<double>& duration_s, Problem& out) {
+                const std::vector<int>& entry_of, const std::vector<double>& duration_s, Problem& out) {
   std::mt19937_64 rng(spec.seed ^ 0x9e3779b97f4a7c15ULL);
   constexpr double kSloFactors[] = {1.2, 2.0, 10.0};
   for (int e = 0; e < spec.entities; ++e)
@@ -146,14 +170,22 @@ void add_extras(const JobTypeTable& table, const GenerateSpec& spec, const std::
     if (spec.high_priority > 0 && uniform01(rng) < spec.high_priority) j.weight = spec.high_priority_weight;
   }
   if (spec.pairs_per_job <= 0) return;
-  if (table.gpu_demand.empty())
-    throw core::InputError("--generate: pairs=K needs a job-type table with \"colocation\" data");
+  const bool measured = !table.measured_pairs.empty();
+  if (table.gpu_demand.empty() && !measured)
+    throw core::InputError("--generate: pairs=K needs a job-type table with \"colocation\" data or measured pairs");
   // Each job is paired with the next K later jobs of its size whose co-location beats time sharing (the two
   // fractions sum to more than 1: Gavel keeps only well-performing pairs).
   for (int a = 0; a < out.num_jobs(); ++a) {
     int made = 0;
     for (int b = a + 1; b < out.num_jobs() && made < spec.pairs_per_job; ++b) {
       if (out.jobs[b].scale_factor != out.jobs[a].scale_factor) continue;
+      if (measured) {
+        auto row = measured_pair(table, out, entry_of[a], entry_of[b]);
+        if (row.empty() || !pair_helps(out, a, b, row)) continue;
+        out.pairs.push_back(PairSpec{a, b, std::move(row)});
+        ++made;
+        continue;
+      }
       const double f = colocated_fraction(table, type_of[a], type_of[b]);
       if (2 * f <= 1.0) continue;
       PairSpec ps{a, b, {}};
@@ -167,49 +199,114 @@ void add_extras(const JobTypeTable& table, const GenerateSpec& spec, const std::
 
 }  // namespace
 
+namespace {
+
+struct Drawn {
+  int type = 0, scale_factor = 1;
+  double duration_s = 0;
+};
+
+// 10^x minutes, x ~ U[1.5, 3] w.p. 0.8 and U[3, 4] w.p. 0.2 (Gavel utils._generate_duration; thesis §5.6).
+double draw_duration_s(std::mt19937_64& rng) {
+  const bool long_job = uniform01(rng) >= 0.8;
+  const double x = long_job ? uniform(rng, 3.0, 4.0) : uniform(rng, 1.5, 3.0);
+  return std::pow(10.0, x) * 60.0;
+}
+
+// strata's earlier draw order: type, duration, size (70 % 1 GPU, 25 % 2–4, 5 % 8).
+Drawn draw_strata(std::mt19937_64& rng, const GenerateSpec& spec, int num_types) {
+  Drawn d;
+  d.type = uniform_int(rng, 0, num_types - 1);
+  d.duration_s = draw_duration_s(rng);
+  if (spec.multi_gpu) {
+    const double u = uniform01(rng);
+    d.scale_factor = u < 0.70 ? 1 : u < 0.95 ? uniform_int(rng, 2, 4) : 8;
+  }
+  return d;
+}
+
+// Gavel's order (utils.generate_job): size (Philly: 1/2/4/8 at 70/10/15/5 %), duration, then a job type drawn
+// uniformly until it has an entry of that size (its `distributed` types; every type for strata's own tables).
+Drawn draw_gavel(std::mt19937_64& rng, const GenerateSpec& spec, const JobTypeTable& table) {
+  Drawn d;
+  if (spec.multi_gpu) {
+    const double u = uniform01(rng);
+    d.scale_factor = u < 0.7 ? 1 : u < 0.8 ? 2 : u < 0.95 ? 4 : 8;
+  }
+  d.duration_s = draw_duration_s(rng);
+  for (int tries = 0;; ++tries) {
+    d.type = uniform_int(rng, 0, table.types.num_jobs() - 1);
+    if (d.scale_factor == 1 || table.measured.empty() || table.measured_index(d.type, d.scale_factor) >= 0) break;
+    if (tries > 100000) throw core::InputError(fmt::format("--generate: no job type of the table has {}-GPU entries", d.scale_factor));
+  }
+  return d;
+}
+
+// The job's consolidated/unconsolidated throughputs on the cluster's types: the measured entry when the table
+// has one, else k · T_1 · efficiency^log2(k).
+void job_throughputs(const JobTypeTable& table, const Problem& types, const Drawn& d, JobSpec& j) {
+  const std::size_t n = types.types.size();
+  j.throughputs.assign(n, 0.0);
+  j.unconsolidated.assign(n, 0.0);
+  const int e = table.measured.empty() ? -1 : table.measured_index(d.type, d.scale_factor);
+  for (std::size_t k = 0; k < n; ++k) {
+    if (e >= 0) {
+      const int g = table.types.type_index(types.types[k].name);
+      if (g < 0) continue;
+      j.throughputs[k] = table.measured[e].consolidated[g];
+      j.unconsolidated[k] = table.measured[e].unconsolidated[g];
+      continue;
+    }
+    const double doublings = std::log2(static_cast<double>(d.scale_factor));
+    j.throughputs[k] = types.jobs[d.type].throughputs[k] * d.scale_factor * std::pow(table.consolidated_efficiency, doublings);
+    j.unconsolidated[k] = types.jobs[d.type].throughputs[k] * d.scale_factor * std::pow(table.unconsolidated_efficiency, doublings);
+  }
+}
+
+// Steps/s the duration is expressed on: Gavel's reference worker type v100 (from the table, whether or not the
+// cluster has V100s), else — and with strata's conventions — the fastest type of the cluster.
+double reference_rate(const JobTypeTable& table, const GenerateSpec& spec, const Drawn& d, const JobSpec& j) {
+  const int v100 = table.types.type_index("v100");
+  if (spec.conventions == Conventions::kGavel && v100 >= 0) {
+    const int e = table.measured.empty() ? -1 : table.measured_index(d.type, d.scale_factor);
+    double r = e >= 0 ? table.measured[e].consolidated[v100] : 0.0;
+    if (e < 0) {
+      const double doublings = std::log2(static_cast<double>(d.scale_factor));
+      r = table.types.jobs[d.type].throughputs[v100] * d.scale_factor * std::pow(table.consolidated_efficiency, doublings);
+    }
+    if (r > 0) return r;
+  }
+  return fastest_throughput(j);
+}
+
+}  // namespace
+
 Problem generate_trace(const JobTypeTable& table, const std::vector<WorkerType>& cluster, const GenerateSpec& spec) {
   const Problem types = with_worker_types(table.types, cluster);
   Problem out;
   out.types = types.types;
   std::mt19937_64 rng(spec.seed);
-  std::vector<int> type_of;
+  std::vector<int> type_of, entry_of;
   std::vector<double> durations;
   double t = 0;
   for (int i = 0; i < spec.jobs; ++i) {
-    // Draw order is fixed: arrival, type, duration branch, duration exponent, size.
+    // Draw order is fixed: arrival, then the job per the conventions.
     if (spec.rate_per_hour > 0 && i > 0) t += exponential(rng, spec.rate_per_hour / 3600.0);
-    const int type = uniform_int(rng, 0, types.num_jobs() - 1);
-    const bool long_job = uniform01(rng) >= 0.8;
-    const double x = long_job ? uniform(rng, 3.0, 4.0) : uniform(rng, 1.5, 3.0);
-    const double duration_s = std::pow(10.0, x) * 60.0;
-    int sf = 1;
-    if (spec.multi_gpu) {
-      const double u = uniform01(rng);
-      if (u < 0.70) sf = 1;
-      else if (u < 0.95) sf = uniform_int(rng, 2, 4);
-      else sf = 8;
-    }
-    const JobSpec& base = types.jobs[type];
+    const Drawn d = spec.conventions == Conventions::kGavel ? draw_gavel(rng, spec, table)
+                                                            : draw_strata(rng, spec, types.num_jobs());
     JobSpec j;
     j.name = fmt::format("job{}", i);
-    j.job_type = base.name;
-    j.scale_factor = sf;
+    j.job_type = types.jobs[d.type].name;
+    j.scale_factor = d.scale_factor;
     j.arrival_s = t;
-    const double doublings = std::log2(static_cast<double>(sf));
-    const double ce = sf * std::pow(table.consolidated_efficiency, doublings);
-    const double ue = sf * std::pow(table.unconsolidated_efficiency, doublings);
-    j.throughputs.resize(out.types.size());
-    j.unconsolidated.resize(out.types.size());
-    for (std::size_t k = 0; k < out.types.size(); ++k) {
-      j.throughputs[k] = base.throughputs[k] * ce;
-      j.unconsolidated[k] = base.throughputs[k] * ue;
-    }
-    j.steps = fastest_throughput(j) * duration_s;
+    job_throughputs(table, types, d, j);
+    j.steps = reference_rate(table, spec, d, j) * d.duration_s;
     out.jobs.push_back(std::move(j));
-    type_of.push_back(type);
-    durations.push_back(duration_s);
+    type_of.push_back(d.type);
+    entry_of.push_back(table.measured.empty() ? -1 : table.measured_index(d.type, d.scale_factor));
+    durations.push_back(d.duration_s);
   }
-  add_extras(table, spec, type_of, durations, out);
+  add_extras(table, spec, type_of, entry_of, durations, out);
   validate_problem(out, "--generate");
   return out;
 }

@@ -64,10 +64,42 @@ std::vector<int> place(const WorkerType& t, std::vector<char>& free, int sf, boo
   return gpus;
 }
 
+// Leftover pass: single jobs not placed by the priority pass, most allocated first (then input order), each on
+// the type with room where it is fastest (aware) or with the most free GPUs (agnostic: no speed knowledge; ties
+// by type index).
+void place_leftover(const Problem& p, const Allocation& a, const std::vector<std::vector<double>>& X,
+                    const std::vector<bool>& active, const RoundOptions& ro, std::vector<int>& free_count,
+                    std::vector<char>& job_busy, std::vector<std::vector<int>>& chosen) {
+  std::vector<std::pair<double, int>> order;
+  for (std::size_t k = 0; k < a.combos.size(); ++k) {
+    if (!active[k] || a.combos[k].pair >= 0 || job_busy[a.combos[k].jobs[0]]) continue;
+    double total = 0;
+    for (double x : X[k]) total += x;
+    order.push_back({-total, static_cast<int>(k)});
+  }
+  std::sort(order.begin(), order.end());
+  for (const auto& [neg, k] : order) {
+    const Combo& c = a.combos[k];
+    const JobSpec& job = p.jobs[c.jobs[0]];
+    int best = -1;
+    for (int j = 0; j < p.num_types(); ++j) {
+      if (c.scale_factor > free_count[j] || !(job.throughputs[j] > 0)) continue;
+      const bool better = ro.agnostic ? free_count[j] > free_count[best < 0 ? j : best]
+                                      : job.throughputs[j] > job.throughputs[best < 0 ? j : best];
+      if (best < 0 || better) best = j;
+    }
+    if (best < 0) continue;
+    job_busy[c.jobs[0]] = 1;
+    free_count[best] -= c.scale_factor;
+    chosen[best].push_back(k);
+  }
+}
+
 }  // namespace
 
 std::vector<Assignment> schedule_round(const Problem& p, const Allocation& a, const RoundBook& book,
-                                       const std::vector<bool>& active, const std::vector<Assignment>& previous) {
+                                       const std::vector<bool>& active, const std::vector<Assignment>& previous,
+                                       const RoundOptions& ro) {
   const auto X = combo_type_fractions(p, a);
   std::vector<Candidate> cands;
   for (std::size_t k = 0; k < a.combos.size(); ++k) {
@@ -96,16 +128,19 @@ std::vector<Assignment> schedule_round(const Problem& p, const Allocation& a, co
     free_count[c.type] -= k.scale_factor;
     chosen[c.type].push_back(c.combo);
   }
-  // Placement per type: renew leases, then largest first.
+  if (ro.place_leftover) place_leftover(p, a, X, active, ro, free_count, job_busy, chosen);
+  // Placement per type: renew leases, then largest first. prev_of[k]: combination k's last-round assignment.
+  std::vector<int> prev_of(a.combos.size(), -1);
+  for (std::size_t i = 0; i < previous.size(); ++i)
+    if (previous[i].combo >= 0 && previous[i].combo < static_cast<int>(a.combos.size())) prev_of[previous[i].combo] = static_cast<int>(i);
   std::vector<Assignment> out;
   for (int j = 0; j < p.num_types(); ++j) {
     const WorkerType& t = p.types[j];
     std::vector<char> free(t.count, 1);
     std::vector<int> rest;
     for (int k : chosen[j]) {
-      auto prev = std::find_if(previous.begin(), previous.end(),
-                               [&](const Assignment& as) { return as.combo == k && as.type == j; });
-      if (prev != previous.end() &&
+      const Assignment* prev = prev_of[k] >= 0 && previous[prev_of[k]].type == j ? &previous[prev_of[k]] : nullptr;
+      if (prev != nullptr &&
           std::all_of(prev->gpus.begin(), prev->gpus.end(), [&](int g) { return free[g] != 0; })) {
         for (int g : prev->gpus) free[g] = 0;
         Assignment as = *prev;

@@ -59,11 +59,24 @@ Problem agnostic_view(const Problem& p) {
 }
 
 // A heterogeneity-agnostic scheduler decides how much GPU time each combination gets, not which type: the LP on
-// the all-equal view leaves the split over types arbitrary (a simplex vertex). As Gavel's mechanism does for its
-// agnostic baselines (it walks worker types in a fixed order), the total demand D = Σ_k sf_k·X_k is poured into
-// the types in their listed order (--cluster order; files: the "workers" object's order, i.e. by name), and every
-// combination gets the same share of each type: X_kj = X_k · used_j / D. Where that would break a constraint
-// (a job that cannot run on some type), the LP's own split is kept.
+// the all-equal view leaves the split over types arbitrary (a simplex vertex), so it is fixed here.
+// Proportional (Gavel's agnostic allocation, the central optimum of its interior-point solver; shared/gavel
+// README): combination k gets each type j it can use in proportion to the type's count, X_kj = X_k·W_j/Σ_usable W.
+// Fill-order (strata's earlier split): the total demand D = Σ_k sf_k·X_k is poured into the types in listed order
+// and every combination gets the same share of each type, X_kj = X_k·used_j/D. Either way, where the split would
+// break a constraint (a type over its count, or a share on a type the combination cannot use), the LP's own
+// split is kept.
+std::vector<double> fill_order_shares(const Problem& seen, double demand) {
+  std::vector<double> share(seen.num_types(), 0.0);
+  double left = demand;
+  for (int j = 0; j < seen.num_types() && left > 0; ++j) {
+    const double used = std::min<double>(left, seen.types[j].count);
+    share[j] = used / demand;
+    left -= used;
+  }
+  return share;
+}
+
 Allocation spread_over_types(const Problem& seen, const PolicyOptions& opt, Allocation a) {
   const detail::AllocLp shape = detail::build_alloc_lp(seen, opt);
   // The column of each type that takes the spread: the consolidated one, else the unconsolidated one.
@@ -79,22 +92,26 @@ Allocation spread_over_types(const Problem& seen, const PolicyOptions& opt, Allo
     demand += total[k] * a.combos[k].scale_factor;
   }
   if (demand <= 0) return a;
-  std::vector<double> share(seen.num_types(), 0.0);
-  double left = demand;
-  for (int j = 0; j < seen.num_types() && left > 0; ++j) {
-    const double used = std::min<double>(left, seen.types[j].count);
-    share[j] = used / demand;
-    left -= used;
-  }
+  const bool proportional = opt.agnostic_split == AgnosticSplit::kProportional;
+  const std::vector<double> fill = proportional ? std::vector<double>{} : fill_order_shares(seen, demand);
   Allocation b = a;
+  std::vector<double> used(seen.num_types(), 0.0);
   for (std::size_t k = 0; k < a.combos.size(); ++k) {
+    double usable = 0;
+    for (std::size_t c = 0; c < a.columns.size(); ++c)
+      if (takes(k, c)) usable += seen.types[a.columns[c].type].count;
     double placed = 0;
     for (std::size_t c = 0; c < a.columns.size(); ++c) {
-      b.x[k][c] = takes(k, c) ? total[k] * share[a.columns[c].type] : 0.0;
+      const int j = a.columns[c].type;
+      const double share = proportional ? seen.types[j].count / usable : fill[j];
+      b.x[k][c] = takes(k, c) ? total[k] * share : 0.0;
       placed += b.x[k][c];
+      used[j] += b.x[k][c] * a.combos[k].scale_factor;
     }
     if (placed < total[k] * (1 - 1e-9)) return a;  // a type this combination cannot use got a share
   }
+  for (int j = 0; j < seen.num_types(); ++j)
+    if (used[j] > seen.types[j].count * (1 + 1e-9) + 1e-9) return a;  // restricted jobs crowd one type
   return b;
 }
 
@@ -164,7 +181,7 @@ Allocation makespan(const Problem& p, const PolicyOptions& opt) {
   const LpSolution s1 = a.lp.solve();
   if (!s1.ok()) throw std::runtime_error("sched: makespan LP failed");
   const double tstar = s1.values[t];
-  const LpSolution s2 = detail::secondary_max_normalized(p, a, t, tstar, true);
+  const LpSolution s2 = detail::secondary_max_normalized(p, a, t, tstar, true, opt.normalization);
   Allocation out = solved(a, s2.ok() ? s2 : s1, "makespan");
   out.objective = 1.0 / tstar;
   out.objective_name = "makespan_s";
@@ -191,7 +208,7 @@ Allocation finish_time_fairness(const Problem& p, const PolicyOptions& opt) {
   std::vector<int> rho_row(p.num_jobs());
   for (int m = 0; m < p.num_jobs(); ++m) rho_row[m] = a.lp.add_constraint(a.tput[m], 0.0, kLpInf);
   std::vector<double> coef(p.num_jobs());
-  for (int m = 0; m < p.num_jobs(); ++m) coef[m] = 1.0 / equal_share_throughput(p.jobs[m]);
+  for (int m = 0; m < p.num_jobs(); ++m) coef[m] = 1.0 / reference_throughput(p, p.jobs[m], opt.normalization);
   set_throughput_objective(a, coef);  // secondary: most normalised throughput at this ρ
   IncrementalLp lp(a.lp);
   int solves = 0;
@@ -228,7 +245,7 @@ Allocation finish_time_fairness(const Problem& p, const PolicyOptions& opt) {
 Allocation max_throughput(const Problem& p, const PolicyOptions& opt) {
   AllocLp a = detail::build_alloc_lp(p, opt);
   std::vector<double> coef(p.num_jobs());
-  for (int m = 0; m < p.num_jobs(); ++m) coef[m] = 1.0 / equal_share_throughput(p.jobs[m]);
+  for (int m = 0; m < p.num_jobs(); ++m) coef[m] = 1.0 / reference_throughput(p, p.jobs[m], opt.normalization);
   set_throughput_objective(a, coef);
   const LpSolution s = a.lp.solve();
   Allocation out = solved(a, s, "max-throughput");
@@ -253,7 +270,7 @@ Allocation min_cost(const Problem& p, const PolicyOptions& opt, bool slo) {
   auto build = [&](int with_slo) {
     AllocLp a = detail::build_alloc_lp(p, opt);
     for (int m = 0; m < p.num_jobs(); ++m) {
-      const double eq = equal_share_throughput(p.jobs[m]);
+      const double eq = reference_throughput(p, p.jobs[m], opt.normalization);
       const auto& combos = a.shape.combos;
       for (std::size_t k = 0; k < combos.size(); ++k) {
         auto pos = std::find(combos[k].jobs.begin(), combos[k].jobs.end(), m);

@@ -376,4 +376,15 @@ double equal_share_throughput(const JobSpec& j) {
   return s / static_cast<double>(j.throughputs.size());
 }
 
+double reference_throughput(const Problem& p, const JobSpec& j, Normalization n) {
+  double workers = 0, s = 0;
+  for (int t = 0; t < p.num_types(); ++t) {
+    workers += p.types[t].count;
+    s += j.throughputs[t] * p.types[t].count;
+  }
+  // A trace read without "workers" has no counts yet: only the equal share is defined there.
+  if (n == Normalization::kEqualShare || !(workers > 0)) return equal_share_throughput(j);
+  return s / workers;
+}
+
 }  // namespace strata::sched

@@ -8,6 +8,8 @@
 #include <map>
 #include <numeric>
 
+#include "alloc_lp.hpp"
+#include "strata/core/error.hpp"
 #include "strata/sched/mechanism.hpp"
 
 namespace strata::sched {
@@ -225,86 +227,176 @@ SimMetrics metrics_of(const Problem& trace, const std::vector<JobResult>& jobs, 
 
 }  // namespace
 
-SimResult simulate(const Problem& trace, const SimOptions& opt) {
-  const int n = trace.num_jobs();
-  std::vector<int> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int x, int y) { return trace.jobs[x].arrival_s < trace.jobs[y].arrival_s; });
-  std::vector<JobState> st(n);
-  for (int m = 0; m < n; ++m) st[m].remaining = trace.jobs[m].steps;
-  SimResult res = initial_results(trace);
-  int next_arrival = 0, finished = 0;
-  double now = n > 0 ? trace.jobs[order[0]].arrival_s : 0, busy_gpu_s = 0;
+namespace {
+
+// The simulation's state between rounds.
+struct Loop {
+  std::vector<JobState> st;
+  std::vector<int> order;        // trace indices by arrival
   std::vector<int> active;       // trace indices, arrival order
-  bool changed = true;
-  Problem sub;
-  Allocation alloc;
+  std::vector<WorkerType> types; // prices change with a price trace
+  Problem sub;                   // the policy's view of `active`
+  Allocation alloc;              // rows = combinations of `active` (carried over between solves)
   RoundBook book;
   std::vector<Lease> leases;
-  SimMetrics& mt = res.metrics;
-  std::vector<WorkerType> types = trace.types;  // prices change with a price trace
-  int preemptions = 0, price_changes = 0;
-  while (finished < n && now <= opt.max_sim_s) {
-    while (next_arrival < n && trace.jobs[order[next_arrival]].arrival_s <= now) {
-      const int m = order[next_arrival++];
-      st[m].arrived = true;
-      active.push_back(m);
-      changed = true;
+  int next_arrival = 0, finished = 0, preemptions = 0, price_changes = 0;
+  double now = 0, busy_gpu_s = 0, last_solve_s = -1e300;
+  bool set_changed = true;       // `active` differs from the allocation's rows
+  bool need_solve = true;        // a job arrived or finished since the last solve
+  bool force_solve = false;      // prices changed
+};
+
+// Carries X and the round bookkeeping over to the new `active` set without solving (Gavel between allocation
+// resets): rows of jobs still there keep their values, new jobs get zero rows.
+void carry_over(const std::vector<int>& old_active, const SimOptions& opt, Loop& L) {
+  Allocation next = detail::allocation_shape(L.sub, opt.policy_options);
+  auto key = [](const Allocation& a, const std::vector<int>& act, std::size_t k) {
+    std::vector<int> jobs;
+    for (int i : a.combos[k].jobs) jobs.push_back(act[i]);
+    return jobs;
+  };
+  std::map<std::vector<int>, std::size_t> old_row;
+  for (std::size_t k = 0; k < L.alloc.combos.size(); ++k) old_row[key(L.alloc, old_active, k)] = k;
+  next.x.assign(next.combos.size(), std::vector<double>(next.columns.size(), 0.0));
+  RoundBook book;
+  book.reset(next.combos.size(), L.sub.types.size());
+  book.rounds = L.book.rounds;
+  for (std::size_t k = 0; k < next.combos.size(); ++k) {
+    auto it = old_row.find(key(next, L.active, k));
+    if (it == old_row.end()) continue;
+    next.x[k] = L.alloc.x[it->second];
+    book.received[k] = L.book.received[it->second];
+  }
+  next.objective = L.alloc.objective;
+  next.objective_name = L.alloc.objective_name;
+  L.alloc = std::move(next);
+  L.book = std::move(book);
+}
+
+// Re-solves the policy, or carries the allocation over to a changed job set (reset interval not elapsed).
+void update_allocation(const Problem& trace, const std::vector<int>& old_active, const SimOptions& opt,
+                       SimResult& res, Loop& L) {
+  const bool due = L.now - L.last_solve_s >= opt.reset_interval_s - 1e-9;
+  const bool solve = opt.reallocate == Reallocate::kEveryRound || L.force_solve || (L.need_solve && due);
+  if (!solve && !L.set_changed) return;
+  L.sub = active_problem(trace, L.types, L.active, L.st, L.now, 2 * opt.round_s);
+  if (!solve) {
+    carry_over(old_active, opt, L);
+  } else {
+    L.alloc = allocate(L.sub, opt.policy, opt.policy_options);
+    res.metrics.lp_solves += L.alloc.lp_solves;
+    ++res.metrics.reallocations;
+    L.book.reset(L.alloc.combos.size(), L.sub.types.size());
+    L.last_solve_s = L.now;
+    L.need_solve = L.force_solve = false;
+    if (opt.progress) opt.progress(L.now, L.finished, trace.num_jobs());
+  }
+  L.set_changed = false;
+}
+
+// One round of the mechanism on the current allocation: placements, progress, completions.
+void run_round(const Problem& trace, const SimOptions& opt, SimResult& res, Loop& L) {
+  const std::vector<Assignment> previous = previous_leases(L.alloc, L.active, L.leases);
+  std::vector<bool> runnable(L.alloc.combos.size(), true);
+  const RoundOptions ro{opt.place_leftover, opt.policy.agnostic};
+  auto assignments = schedule_round(L.sub, L.alloc, L.book, runnable, previous, ro);
+  L.leases.clear();
+  for (const auto& as : assignments) {
+    std::vector<int> jobs;
+    for (int i : L.alloc.combos[as.combo].jobs) jobs.push_back(L.active[i]);
+    L.leases.push_back(Lease{std::move(jobs), as});
+  }
+  record_round(L.book, assignments);
+  ++res.metrics.rounds;
+  const int finished_before = L.finished;
+  std::vector<std::vector<int>> preempted;
+  for (const auto& as : assignments)
+    if (run_assignment(trace, L.sub, L.alloc, as, L.active, L.types[as.type], L.now, opt, L.st, res, L.busy_gpu_s,
+                       L.finished)) {
+      ++L.preemptions;
+      preempted.push_back(L.leases[&as - assignments.data()].jobs);
     }
-    if (active.empty()) {  // idle cluster: jump to the next arrival
-      now = trace.jobs[order[next_arrival]].arrival_s;
+  if (opt.on_round) report_round(trace, L.types, L.alloc, assignments, L.active, res, L.now, opt);
+  // A reclaimed instance: its jobs restart elsewhere (no lease renewal) next round.
+  std::erase_if(L.leases, [&](const Lease& l) { return std::find(preempted.begin(), preempted.end(), l.jobs) != preempted.end(); });
+  if (L.finished != finished_before) {
+    L.need_solve = L.set_changed = true;
+    std::erase_if(L.active, [&](int m) { return L.st[m].done; });
+  }
+}
+
+}  // namespace
+
+SimResult simulate(const Problem& trace, const SimOptions& opt) {
+  const int n = trace.num_jobs();
+  Loop L;
+  L.order.resize(n);
+  std::iota(L.order.begin(), L.order.end(), 0);
+  std::stable_sort(L.order.begin(), L.order.end(),
+                   [&](int x, int y) { return trace.jobs[x].arrival_s < trace.jobs[y].arrival_s; });
+  L.st.resize(n);
+  for (int m = 0; m < n; ++m) L.st[m].remaining = trace.jobs[m].steps;
+  SimResult res = initial_results(trace);
+  L.now = n > 0 ? trace.jobs[L.order[0]].arrival_s : 0;
+  L.types = trace.types;
+  std::vector<int> old_active;  // the allocation's rows before this round's changes
+  const int window_to = opt.measure_to < 0 ? n : std::clamp(opt.measure_to, 0, n);
+  auto window_done = [&] {
+    for (int r = std::clamp(opt.measure_from, 0, n); r < window_to; ++r)
+      if (!L.st[L.order[r]].done) return false;
+    return true;
+  };
+  int checked_at = -1;
+  while (L.finished < n && L.now <= opt.max_sim_s) {
+    if (opt.stop_after_window && L.finished != checked_at) {
+      checked_at = L.finished;
+      if (window_done()) break;
+    }
+    while (L.next_arrival < n && trace.jobs[L.order[L.next_arrival]].arrival_s <= L.now) {
+      const int m = L.order[L.next_arrival++];
+      L.st[m].arrived = true;
+      L.active.push_back(m);
+      L.need_solve = L.set_changed = true;
+    }
+    if (L.active.empty()) {  // idle cluster: jump to the next arrival
+      L.now = trace.jobs[L.order[L.next_arrival]].arrival_s;
       continue;
     }
     // Prices in force this round (price trace); a change re-solves the policy (dynamic instance switching) unless
     // the decisions are to keep the prices they were made with.
-    if (opt.price_trace && apply_prices(*opt.price_trace, now, types)) {
-      ++price_changes;
-      changed = changed || opt.switch_on_price_change;
+    if (opt.price_trace && apply_prices(*opt.price_trace, L.now, L.types)) {
+      ++L.price_changes;
+      L.force_solve = L.force_solve || opt.switch_on_price_change;
     }
-    if (changed || opt.reallocate == Reallocate::kEveryRound) {
-      sub = active_problem(trace, types, active, st, now, 2 * opt.round_s);
-      alloc = allocate(sub, opt.policy, opt.policy_options);
-      mt.lp_solves += alloc.lp_solves;
-      ++mt.reallocations;
-      book.reset(alloc.combos.size(), sub.types.size());
-      changed = false;
-      if (opt.progress) opt.progress(now, finished, n);
-    }
-    const std::vector<Assignment> previous = previous_leases(alloc, active, leases);
-    std::vector<bool> runnable(alloc.combos.size(), true);
-    auto assignments = schedule_round(sub, alloc, book, runnable, previous);
-    leases.clear();
-    for (const auto& as : assignments) {
-      std::vector<int> jobs;
-      for (int i : alloc.combos[as.combo].jobs) jobs.push_back(active[i]);
-      leases.push_back(Lease{std::move(jobs), as});
-    }
-    record_round(book, assignments);
-    ++mt.rounds;
-    const int finished_before = finished;
-    std::vector<std::vector<int>> preempted;
-    for (const auto& as : assignments)
-      if (run_assignment(trace, sub, alloc, as, active, types[as.type], now, opt, st, res, busy_gpu_s, finished)) {
-        ++preemptions;
-        preempted.push_back(leases[&as - assignments.data()].jobs);
-      }
-    if (opt.on_round) report_round(trace, types, alloc, assignments, active, res, now, opt);
-    if (finished != finished_before) changed = true;
-    // A reclaimed instance: its jobs restart elsewhere (no lease renewal) next round.
-    std::erase_if(leases, [&](const Lease& l) { return std::find(preempted.begin(), preempted.end(), l.jobs) != preempted.end(); });
-    now += opt.round_s;
-    if (changed) {
-      std::vector<int> still;
-      for (int m : active)
-        if (!st[m].done) still.push_back(m);
-      active = std::move(still);
-    }
+    update_allocation(trace, old_active, opt, res, L);
+    old_active = L.active;
+    run_round(trace, opt, res, L);
+    L.now += opt.round_s;
   }
-  mt.preemptions = preemptions;
-  mt.price_changes = price_changes;
-  res.metrics = metrics_of(trace, res.jobs, opt, order, busy_gpu_s, mt);
+  res.metrics.preemptions = L.preemptions;
+  res.metrics.price_changes = L.price_changes;
+  res.metrics = metrics_of(trace, res.jobs, opt, L.order, L.busy_gpu_s, res.metrics);
   return res;
+}
+
+void apply_conventions(Conventions c, PolicyOptions& p) {
+  const bool gavel = c == Conventions::kGavel;
+  p.normalization = gavel ? Normalization::kProportional : Normalization::kEqualShare;
+  p.agnostic_split = gavel ? AgnosticSplit::kProportional : AgnosticSplit::kFillOrder;
+  p.water_filling = !gavel;  // Gavel's LAS experiments use max_min_fairness_perf, one LP
+}
+
+void apply_conventions(Conventions c, SimOptions& o) {
+  apply_conventions(c, o.policy_options);
+  const bool gavel = c == Conventions::kGavel;
+  o.reset_interval_s = gavel ? 1920 : 0;
+  o.place_leftover = gavel;
+}
+
+Conventions parse_conventions(const std::string& name, const std::string& flag) {
+  if (name == "gavel") return Conventions::kGavel;
+  if (name == "strata") return Conventions::kStrata;
+  throw core::InputError(flag + ": '" + name + "' (valid: gavel, strata)");
 }
 
 core::OrderedJson to_json(const SimResult& r) {

@@ -1,6 +1,7 @@
 // sched/waterfill: water-filling for weighted max-min fairness and hierarchical (multi-entity) fairness.
 //
-// Utility of job m: u_m(X) = sf_m · throughput(m,X) / throughput(m,X^equal)    (thesis Table 5.1, LAS row).
+// Utility of job m: u_m(X) = sf_m · throughput(m,X) / reference_throughput(m)  (thesis Table 5.1, LAS row; the
+// reference per PolicyOptions::normalization: Gavel's proportional share by default).
 // Iteration (thesis §5.3, hierarchical policies):
 //   1. LP:   max t  s.t. u_m(X) >= u_prev_m + w_m·t  for jobs with weight w_m > 0,
 //                        u_m(X) >= u_prev_m          for all jobs (nobody loses what it had).
@@ -26,9 +27,9 @@ using WeightRule = std::function<std::vector<double>(const std::vector<bool>& do
 
 constexpr double kKeepSlack = 1e-9;  // relative slack on "nobody loses" rows, against LP round-off
 
-std::vector<double> utility_coefficients(const Problem& p) {
+std::vector<double> utility_coefficients(const Problem& p, Normalization n) {
   std::vector<double> c(p.num_jobs());
-  for (int m = 0; m < p.num_jobs(); ++m) c[m] = p.jobs[m].scale_factor / equal_share_throughput(p.jobs[m]);
+  for (int m = 0; m < p.num_jobs(); ++m) c[m] = p.jobs[m].scale_factor / reference_throughput(p, p.jobs[m], n);
   return c;
 }
 
@@ -65,7 +66,7 @@ std::vector<int> improvable(const Problem& p, const PolicyOptions& opt, const st
 
 Allocation water_fill(const Problem& p, const PolicyOptions& opt, const WeightRule& rule, bool iterate,
                       const std::string& name) {
-  const auto coef = utility_coefficients(p);
+  const auto coef = utility_coefficients(p, opt.normalization);
   const int n = p.num_jobs();
   std::vector<double> u_prev(n, 0.0);
   std::vector<bool> done(n, false);

@@ -29,11 +29,21 @@ struct RoundBook {
 // X per combination and physical type (columns of the same type summed). [combo][type]
 std::vector<std::vector<double>> combo_type_fractions(const Problem& p, const Allocation& a);
 
+// Gavel's mechanism also runs jobs whose allocation is zero (or whose turn it is not) on GPUs that are left over
+// after the priority pass: its per-type queues hold every job, zero-priority ones last (scheduler.py,
+// _schedule_jobs_on_workers_helper, c4fa400). strata takes one global priority queue (Gavel's
+// enable_global_queue variant) and then fills the leftover GPUs with the jobs not yet placed.
+struct RoundOptions {
+  bool place_leftover = true;  // false: only cells with X > 0 run (strata's earlier convention)
+  bool agnostic = false;       // leftover type choice: most free GPUs (agnostic) or fastest for the job (aware)
+};
+
 // One round: chooses and places combinations. `active[k]` = the combination may run (all its jobs still
 // running); `previous` = last round's assignments (for lease renewal). Deterministic: ties are broken by larger
 // X, then lower combination index, then lower type index.
 std::vector<Assignment> schedule_round(const Problem& p, const Allocation& a, const RoundBook& book,
-                                       const std::vector<bool>& active, const std::vector<Assignment>& previous);
+                                       const std::vector<bool>& active, const std::vector<Assignment>& previous,
+                                       const RoundOptions& ro = {});
 
 // Updates the bookkeeping after a round ran `assignments`.
 void record_round(RoundBook& book, const std::vector<Assignment>& assignments);

@@ -38,10 +38,20 @@ std::vector<std::string> policy_names();
 
 enum class PriceKind { kOnDemand, kSpot };
 
+// How an agnostic policy's total GPU time per job is split over the types (its LP sees every type as equally
+// fast, so the split is not determined by the objective):
+//   kProportional: Gavel's agnostic allocation — the central optimum its interior-point solver returns, each job
+//                  gets each type in proportion to the type's GPU count (../shared/gavel/README.md). Independent of
+//                  the order of the types in the input. The default.
+//   kFillOrder:    strata's earlier split — total demand poured into the types in listed order (what Gavel's
+//                  mechanism does for `_perf` policies only); kept for comparison, it depends on the input order.
+enum class AgnosticSplit { kProportional, kFillOrder };
 struct PolicyOptions {
   bool space_sharing = false;        // add rows for the job pairs of Problem::pairs
   bool placement_sensitive = false;  // consolidated and unconsolidated columns per type
   bool water_filling = true;         // max-min fairness: iterate to Pareto efficiency (else one LP)
+  Normalization normalization = Normalization::kProportional;  // reference throughput (problem.hpp)
+  AgnosticSplit agnostic_split = AgnosticSplit::kProportional;
   PriceKind price = PriceKind::kOnDemand;
   double budget_usd = -1;            // makespan-budget: total budget in $
 };
@@ -75,8 +85,9 @@ double combo_throughput(const Problem& p, const Combo& k, const Column& c, int j
 std::vector<std::vector<double>> job_type_fractions(const Problem& p, const Allocation& a);
 // throughput(m, X) with the real throughputs, steps/s.
 std::vector<double> effective_throughputs(const Problem& p, const Allocation& a);
-// throughput(m, X) / throughput(m, X^equal) (X^equal: an equal time share of every type), thesis §5.2.
-std::vector<double> normalized_throughputs(const Problem& p, const Allocation& a);
+// throughput(m, X) / reference_throughput(m) (thesis §5.2; the reference per `n`, problem.hpp).
+std::vector<double> normalized_throughputs(const Problem& p, const Allocation& a,
+                                           Normalization n = Normalization::kProportional);
 // Cost rate of the allocation, $ per hour (price × GPUs × time fraction); 0 when prices are missing.
 double cost_per_hour(const Problem& p, const Allocation& a, PriceKind price);
 

@@ -88,6 +88,14 @@ Problem with_worker_types(const Problem& p, const std::vector<WorkerType>& types
 double fastest_throughput(const JobSpec& j);
 // Throughput under an equal time share of every type: Σ_j T_mj / num_types (thesis: X^equal_m).
 double equal_share_throughput(const JobSpec& j);
+
+// The reference a job's throughput is normalised by (fairness utilities, secondary objectives, reports).
+//   kProportional: Gavel's ProportionalPolicy — each type in proportion to its GPU count, Σ_j T_mj·W_j / Σ_j W_j
+//                  (gavel policies/proportional.py at c4fa400; ../shared/gavel/README.md). The default.
+//   kEqualShare:   strata's earlier convention, an equal time share of every type (thesis §5.2's X^equal).
+// On a cluster with equal counts per type the two agree.
+enum class Normalization { kProportional, kEqualShare };
+double reference_throughput(const Problem& p, const JobSpec& j, Normalization n);
 // Isolated throughput of every job: 1/n of the cluster (Gavel's X^isolated, used by finish-time fairness):
 // X_iso_mj = s·W_j/ΣW with s = min(1, ΣW/Σ scale_factor).
 std::vector<double> isolated_throughputs(const Problem& p);

@@ -3,8 +3,10 @@
 // round, jobs progress at their placed throughput and complete; metrics: JCT (average, percentiles), makespan,
 // cost, utilisation, fairness. Also the seeded trace generator with Gavel's job-size/duration distributions.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,8 +20,17 @@ namespace strata::sched {
 
 // --- trace generation -----------------------------------------------------------------------------------------
 
+// Which simulator's conventions a generated trace follows (and, in the CLI, the scheduler's defaults):
+//   kGavel:  Gavel's utils.generate_job (c4fa400; ../shared/gavel/README.md): scale factor 1/2/4/8 with
+//            70/10/15/5 % (multi=1), a job type drawn uniformly until it supports that scale factor, the duration
+//            expressed on the V100 (steps = duration × V100 steps/s of that type and size; the fastest type when
+//            the table has no v100). The default.
+//   kStrata: strata's earlier generator: duration on the fastest type, 70 % 1 GPU, 25 % 2–4, 5 % 8.
+enum class Conventions { kGavel, kStrata };
+
 struct GenerateSpec {
   int jobs = 100;
+  Conventions conventions = Conventions::kGavel;
   double rate_per_hour = 0;   // Poisson arrival rate λ (jobs/hour); 0 = static trace (all jobs at t = 0)
   std::uint64_t seed = 0;
   bool multi_gpu = false;     // false: every job 1 GPU; true: 70 % 1, 25 % 2–4, 5 % 8 GPUs
@@ -45,15 +56,34 @@ struct JobTypeTable {
   // (gpu_demand, (0, 1]); two co-located jobs each run at interference / max(1, d_a + d_b) of their solo speed.
   std::vector<double> gpu_demand;         // per job type; empty = the table has no co-location data
   double colocation_interference = 1.0;
+  // Gavel's measured table (gavel_throughputs_from_json): steps/s per (job type, scale factor) and GPU type of
+  // `types.types`, consolidated and unconsolidated, and the measured co-located pairs. Empty for strata's own
+  // tables (multi_gpu_scaling and the co-location model stand in).
+  struct Measured {
+    int type = 0;            // index into types.jobs
+    int scale_factor = 1;
+    std::vector<double> consolidated, unconsolidated;  // per GPU type of types.types
+  };
+  std::vector<Measured> measured;
+  // (measured index a, measured index b) -> per GPU type {steps/s of a, of b} when sharing the GPUs.
+  std::map<std::pair<int, int>, std::vector<std::array<double, 2>>> measured_pairs;
+  int measured_index(int type, int scale_factor) const;  // -1 when absent
 };
 // Fraction of solo throughput each of two co-located job types keeps (the table's co-location model).
 double colocated_fraction(const JobTypeTable& t, int type_a, int type_b);
 JobTypeTable job_types_from_json(const core::Json& j, const std::string& origin);
 JobTypeTable default_job_types();
+// Gavel's simulation_throughputs.json format: {"<gpu>": {"('<job type>', <sf>)": {"null": steps/s,
+// "('<other>', <sf>)": [this, other]}}, "<gpu>_unconsolidated": {...}} (sched/gavel_table.cpp).
+bool is_gavel_throughputs(const core::Json& j);
+JobTypeTable gavel_throughputs_from_json(const core::Json& j, const std::string& origin);
+// A job-type table file in either format (strata's throughputs-file format, or Gavel's).
+JobTypeTable load_job_types(const std::string& path);
 
-// Gavel's generator (thesis §5.6): inter-arrival ~ Exp(λ), job type uniform, duration on the fastest GPU type
-// 10^x minutes with x ~ U[1.5, 3] w.p. 0.8 and U[3, 4] w.p. 0.2, steps = fastest throughput × duration, size
-// as in GenerateSpec. std::mt19937_64 with our own distribution code, so traces are identical on every
+// Gavel's generator (thesis §5.6): inter-arrival ~ Exp(λ), job type uniform, duration 10^x minutes with
+// x ~ U[1.5, 3] w.p. 0.8 and U[3, 4] w.p. 0.2, steps = reference throughput × duration, size and reference
+// type per GenerateSpec::conventions. With a measured (Gavel) table a k-GPU job's throughputs are the measured
+// ones of its (type, k) entry. std::mt19937_64 with our own distribution code, so traces are identical on every
 // standard library. Throughput of a k-GPU job: k · T_1 · efficiency^log2(k).
 Problem generate_trace(const JobTypeTable& table, const std::vector<WorkerType>& cluster, const GenerateSpec& spec);
 
@@ -67,8 +97,18 @@ struct SimOptions {
   double round_s = 360;                    // round length (thesis default: 6 minutes)
   double restart_overhead_s = 5;           // checkpoint + restore when a job is not renewed (thesis: < 5 s)
   Reallocate reallocate = Reallocate::kOnChange;
+  // Gavel re-solves the allocation at most every minimum_time_between_allocation_resets = 1920 s (scheduler.py,
+  // c4fa400); between solves, arriving jobs get a zero allocation (they run on leftover GPUs) and finished jobs'
+  // shares go unused. 0 = re-solve at every arrival/completion (strata's earlier convention). A price change
+  // (price trace) re-solves at once.
+  double reset_interval_s = 1920;
+  bool place_leftover = true;              // mechanism: run unplaced jobs on leftover GPUs (RoundOptions)
   int measure_from = 0, measure_to = -1;   // job index window for the metrics (arrival order); -1 = to the end
   double max_sim_s = 365.0 * 86400;        // safety stop (a job that never gets GPUs)
+  // Steady-state runs (Gavel's methodology: a window deep in a continuous trace): stop once every job of the
+  // measure window has finished instead of draining the trace (the metrics cover the window only; makespan and
+  // utilisation then cover the simulated span).
+  bool stop_after_window = false;
   // Cloud (thesis ch. 6): time-varying prices and spot preemptions. Preemptions apply when the price is spot.
   std::optional<PriceTrace> price_trace;
   bool switch_on_price_change = true;      // re-solve the policy when prices change (false: keep the decision)
@@ -108,6 +148,15 @@ struct SimResult {
   std::vector<JobResult> jobs;  // input order
   SimMetrics metrics;
 };
+
+// Sets the convention-dependent defaults (docs/scheduler.md "Conventions"): gavel = proportional normalisation
+// and agnostic split, max-min fairness as Gavel's single LP, re-solve at most every 1920 s, leftover GPUs to
+// unplaced jobs; strata = equal-share normalisation, fill-order agnostic split, water-filling, re-solve on every
+// change, only X > 0 cells run.
+void apply_conventions(Conventions c, PolicyOptions& p);
+void apply_conventions(Conventions c, SimOptions& o);
+// "gavel" / "strata"; InputError naming `flag` otherwise.
+Conventions parse_conventions(const std::string& name, const std::string& flag = "--conventions");
 
 // Runs `trace` (types = the cluster; jobs with arrival_s and steps) under `opt`.
 SimResult simulate(const Problem& trace, const SimOptions& opt);
