@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <fstream>
@@ -26,7 +28,9 @@ using namespace strata::sched;
 
 struct CommonArgs {
   std::string policy = "max-min-fairness", price = "on-demand";
-  bool space_sharing = false, placement_sensitive = false, no_water_filling = false, json = false;
+  std::string conventions = "gavel", normalization, agnostic_split;  // empty: the conventions' default
+  bool space_sharing = false, placement_sensitive = false, no_water_filling = false, water_filling = false;
+  bool json = false;
   bool from_planner = false;
   double budget = -1;
 };
@@ -36,7 +40,8 @@ struct AllocateArgs : CommonArgs {
 };
 
 struct ScheduleArgs : CommonArgs {
-  std::string cluster, trace, generate, throughputs, csv, measure, reallocate = "on-change";
+  std::string cluster, trace, generate, throughputs, csv, measure, reallocate = "on-change", leftover;
+  std::string reset_interval_s;  // empty: the conventions' default
   double round_s = 360, restart_s = 5;
   std::string price_trace;           // cloud chapter: time-varying prices and spot preemptions
   bool no_price_switching = false;   // keep each decision's prices (bill at the trace's)
@@ -55,7 +60,19 @@ void add_common(CLI::App* sub, CommonArgs& a) {
   sub->add_flag("--placement-sensitive", a.placement_sensitive,
                 "Separate consolidated / unconsolidated columns per GPU type (jobs' unconsolidated_throughputs)");
   sub->add_flag("--no-water-filling", a.no_water_filling,
-                "max-min-fairness: solve the single LP only (default: water-filling to Pareto efficiency)");
+                "max-min-fairness: solve the single LP only (the default with --conventions gavel)");
+  sub->add_flag("--water-filling", a.water_filling,
+                "max-min-fairness: water-filling to Pareto efficiency (the default with --conventions strata)");
+  sub->add_option("--conventions", a.conventions,
+                  "gavel (default: Gavel's simulator — proportional normalisation, agnostic = each type in proportion "
+                  "to its count, single-LP LAS, 1920 s reset interval, leftover GPUs, Gavel's generator) or strata "
+                  "(strata's earlier conventions); docs/scheduler.md");
+  sub->add_option("--normalization", a.normalization,
+                  "Reference throughput for fairness: proportional (Gavel: each type by its count) or equal-share "
+                  "(an equal time share of every type); default per --conventions");
+  sub->add_option("--agnostic-split", a.agnostic_split,
+                  "How agnostic policies split a job's time over types: proportional (Gavel: by type count) or "
+                  "fill-order (types filled in listed order); default per --conventions");
   sub->add_option("--price", a.price, "Price column for cost policies and reports: on-demand (default) or spot");
   sub->add_option("--budget", a.budget, "makespan-budget: total budget in $");
   sub->add_flag("--from-planner", a.from_planner,
@@ -66,9 +83,21 @@ void add_common(CLI::App* sub, CommonArgs& a) {
 
 PolicyOptions policy_options(const CommonArgs& a) {
   PolicyOptions o;
+  apply_conventions(parse_conventions(a.conventions), o);
   o.space_sharing = a.space_sharing;
   o.placement_sensitive = a.placement_sensitive;
-  o.water_filling = !a.no_water_filling;
+  if (a.water_filling && a.no_water_filling)
+    throw core::InputError("--water-filling and --no-water-filling: give at most one");
+  if (a.water_filling) o.water_filling = true;
+  if (a.no_water_filling) o.water_filling = false;
+  if (a.normalization == "proportional") o.normalization = Normalization::kProportional;
+  else if (a.normalization == "equal-share") o.normalization = Normalization::kEqualShare;
+  else if (!a.normalization.empty())
+    throw core::InputError("--normalization: '" + a.normalization + "' (valid: proportional, equal-share)");
+  if (a.agnostic_split == "proportional") o.agnostic_split = AgnosticSplit::kProportional;
+  else if (a.agnostic_split == "fill-order") o.agnostic_split = AgnosticSplit::kFillOrder;
+  else if (!a.agnostic_split.empty())
+    throw core::InputError("--agnostic-split: '" + a.agnostic_split + "' (valid: proportional, fill-order)");
   if (a.price == "on-demand") o.price = PriceKind::kOnDemand;
   else if (a.price == "spot") o.price = PriceKind::kSpot;
   else throw core::InputError("--price: '" + a.price + "' (valid: on-demand, spot)");
@@ -123,7 +152,7 @@ void run_allocate(const AllocateArgs& a) {
   const Allocation x = allocate(p, policy, policy_options(a));
   const auto frac = job_type_fractions(p, x);
   const auto eff = effective_throughputs(p, x);
-  const auto norm = normalized_throughputs(p, x);
+  const auto norm = normalized_throughputs(p, x, policy_options(a).normalization);
   if (a.json) {
     fmt::print("{}\n", allocation_report_json(p, policy, x, policy_options(a)).dump(2));
     return;
@@ -254,8 +283,21 @@ void run_schedule(const ScheduleArgs& a) {
   if (a.restart_s < 0 || a.restart_s >= a.round_s) throw core::InputError("--restart-s: must be in [0, round length)");
   if (!a.csv.empty()) check_output_path(a.csv, "schedule: --csv");
   SimOptions o;
+  const Conventions conv = parse_conventions(a.conventions);
+  apply_conventions(conv, o);
   o.policy = parse_policy(a.policy);
   o.policy_options = policy_options(a);
+  if (!a.reset_interval_s.empty()) {
+    char* end = nullptr;
+    const double v = std::strtod(a.reset_interval_s.c_str(), &end);
+    if (*end != '\0' || !std::isfinite(v) || v < 0)
+      throw core::InputError("--reset-interval-s: '" + a.reset_interval_s +
+                             "' (expected a finite number of seconds >= 0; 0 = re-solve on every change)");
+    o.reset_interval_s = v;
+  }
+  if (a.leftover == "on") o.place_leftover = true;
+  else if (a.leftover == "off") o.place_leftover = false;
+  else if (!a.leftover.empty()) throw core::InputError("--leftover: '" + a.leftover + "' (valid: on, off)");
   o.round_s = a.round_s;
   o.restart_overhead_s = a.restart_s;
   if (a.reallocate == "on-change") o.reallocate = Reallocate::kOnChange;
@@ -277,9 +319,7 @@ void run_schedule(const ScheduleArgs& a) {
     fill_planner(trace, a, a.trace);
   } else {
     if (a.cluster.empty()) throw core::InputError("schedule: --generate needs --cluster \"TYPE:COUNT,...\"");
-    JobTypeTable table = a.throughputs.empty()
-                             ? default_job_types()
-                             : job_types_from_json(core::load_json_file(a.throughputs), a.throughputs);
+    JobTypeTable table = a.throughputs.empty() ? default_job_types() : load_job_types(a.throughputs);
     const auto cluster = parse_cluster_spec(a.cluster);
     check_types_in_table(cluster, table, a.throughputs.empty() ? "data/sched/gavel_job_types.json" : a.throughputs);
     if (a.from_planner) {
@@ -288,7 +328,9 @@ void run_schedule(const ScheduleArgs& a) {
       fill_throughputs_from_planner(types, hw::builtin_catalog(), {});
       table.types = types;
     }
-    trace = generate_trace(table, cluster, parse_generate_spec(a.generate));
+    GenerateSpec spec = parse_generate_spec(a.generate);
+    spec.conventions = conv;
+    trace = generate_trace(table, cluster, spec);
   }
   // Progress on stderr at most once a second (only long runs print anything).
   const auto start = std::chrono::steady_clock::now();
@@ -368,7 +410,7 @@ void register_sched_commands(CLI::App& app) {
       "trace.json --cluster v100:8/8");
   sched->add_option("--cluster", sa->cluster,
                     "GPU types and counts: TYPE:COUNT[/GPUS_PER_SERVER],... (default 4 GPUs per server), e.g. "
-                    "\"v100:36,p100:36,k80:36\"; the agnostic policies fill types in this order");
+                    "\"v100:36,p100:36,k80:36\"");
   sched->add_option("--trace", sa->trace,
                     "Trace file: the throughputs-file format with \"arrival_s\" and \"steps\" per job");
   sched->add_option("--generate", sa->generate,
@@ -377,7 +419,14 @@ void register_sched_commands(CLI::App& app) {
                     "pairs per job; slo: SLO 1.2/2/10 x duration; entities: K weighted entities; priority: fraction of "
                     "weight-5 jobs)");
   sched->add_option("--throughputs", sa->throughputs,
-                    "Job-type table for --generate (default: data/sched/gavel_job_types.json, thesis Table 6.1)");
+                    "Job-type table for --generate: strata's format (default: data/sched/gavel_job_types.json, thesis "
+                    "Table 6.1) or Gavel's simulation_throughputs.json (26 measured job types, 1-8 GPUs, pairs)");
+  sched->add_option("--reset-interval-s", sa->reset_interval_s,
+                    "Re-solve the policy at most this often, seconds (gavel: 1920, Gavel's minimum time between "
+                    "allocation resets; strata: 0 = on every arrival/completion)");
+  sched->add_option("--leftover", sa->leftover,
+                    "on: jobs not placed by the priority pass run on leftover GPUs (gavel's default); off: only cells "
+                    "with X > 0 run (strata)");
   sched->add_option("--round-s", sa->round_s, "Round length in seconds (default 360 = 6 min)");
   sched->add_option("--restart-s", sa->restart_s,
                     "Checkpoint+restore cost when a job's lease is not renewed, seconds (default 5)");

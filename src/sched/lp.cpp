@@ -96,8 +96,9 @@ void IncrementalLp::set_row_bounds(int row, double lo, double hi) {
 void IncrementalLp::set_coefficient(int row, int var, double coef) { model_->clp.modifyCoefficient(row, var, coef, /*keepZero=*/true); }
 void IncrementalLp::set_objective(int var, double coef) { model_->clp.setObjectiveCoefficient(var, coef); }
 
-LpSolution IncrementalLp::solve() {
+LpSolution IncrementalLp::solve(bool primal) {
   if (!solved_once_) model_->clp.initialSolve();
+  else if (primal) model_->clp.primal(1);
   else model_->clp.dual(0);
   // A basis left by an infeasible re-solve can stall the dual; fall back to a fresh primal solve.
   if (!model_->clp.isProvenOptimal() && !model_->clp.isProvenPrimalInfeasible()) model_->clp.initialSolve();

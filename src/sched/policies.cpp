@@ -171,17 +171,28 @@ Allocation sjf(const Problem& p, const PolicyOptions& opt) {
 }
 
 // Makespan: min_X max_m steps_m/throughput(m,X) ⇔ max t s.t. throughput(m,X) >= steps_m·t; makespan = 1/t.
+// Then, at t >= (1 − 1e-7)·t*, the most normalised throughput: the same LP re-solved from the first optimum's basis
+// (a pin row on t, free until then, and the new objective; primal simplex, as the old basis stays feasible).
 Allocation makespan(const Problem& p, const PolicyOptions& opt) {
   require_steps(p, "makespan");
   AllocLp a = detail::build_alloc_lp(p, opt);
   const int t = a.lp.add_variable(0.0, kLpInf, 1.0);
   for (int m = 0; m < p.num_jobs(); ++m)
     a.lp.add_constraint(detail::concat(a.tput[m], {{t, -p.jobs[m].steps}}), 0.0, kLpInf);
+  const int pin = a.lp.add_constraint({{t, 1.0}}, -kLpInf, kLpInf);
   a.lp.set_maximize(true);
-  const LpSolution s1 = a.lp.solve();
+  IncrementalLp lp(a.lp);
+  const LpSolution s1 = lp.solve();
   if (!s1.ok()) throw std::runtime_error("sched: makespan LP failed");
   const double tstar = s1.values[t];
-  const LpSolution s2 = detail::secondary_max_normalized(p, a, t, tstar, true, opt.normalization);
+  lp.set_row_bounds(pin, tstar - 1e-7 * std::abs(tstar) - 1e-15, kLpInf);
+  std::vector<double> coef(a.lp.num_variables(), 0.0);  // t's stays 0
+  for (int m = 0; m < p.num_jobs(); ++m) {
+    const double ref = reference_throughput(p, p.jobs[m], opt.normalization);
+    for (const auto& [v, c] : a.tput[m]) coef[v] += c / ref;
+  }
+  for (int v = 0; v < a.lp.num_variables(); ++v) lp.set_objective(v, coef[v]);
+  const LpSolution s2 = lp.solve(/*primal=*/true);
   Allocation out = solved(a, s2.ok() ? s2 : s1, "makespan");
   out.objective = 1.0 / tstar;
   out.objective_name = "makespan_s";
@@ -226,7 +237,8 @@ Allocation finish_time_fairness(const Problem& p, const PolicyOptions& opt) {
   if (!best_s.ok()) throw std::runtime_error("sched: finish-time fairness found no feasible ρ");
   double lo = 0;
   int it = 0;
-  for (; it < 100 && hi - lo > 1e-7 * hi; ++it) {
+  const double tol = opt.search_rel_tol > 0 ? opt.search_rel_tol : 1e-7;
+  for (; it < 100 && hi - lo > tol * hi; ++it) {
     const double mid = 0.5 * (lo + hi);
     const LpSolution s = attempt(mid);
     if (s.ok()) hi = mid, best_s = s;
@@ -376,7 +388,8 @@ Allocation makespan_budget(const Problem& p, const PolicyOptions& opt) {
   if (!best_s.ok()) throw core::InputError("--budget: no makespan meets this budget");
   lo = std::min(lo, hi);
   int it = 0;
-  for (; it < 100 && hi - lo > 1e-6 * hi; ++it) {
+  const double tol = opt.search_rel_tol > 0 ? opt.search_rel_tol : 1e-6;
+  for (; it < 100 && hi - lo > tol * hi; ++it) {
     const double mid = 0.5 * (lo + hi);
     const LpSolution s = attempt(mid);
     if (s.ok()) hi = mid, best_s = s;

@@ -388,6 +388,7 @@ void apply_conventions(Conventions c, PolicyOptions& p) {
 
 void apply_conventions(Conventions c, SimOptions& o) {
   apply_conventions(c, o.policy_options);
+  o.policy_options.search_rel_tol = 1e-3;  // PolicyOptions::search_rel_tol
   const bool gavel = c == Conventions::kGavel;
   o.reset_interval_s = gavel ? 1920 : 0;
   o.place_leftover = gavel;

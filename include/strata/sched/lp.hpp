@@ -63,7 +63,9 @@ class IncrementalLp {
   void set_row_bounds(int row, double lo, double hi);
   void set_coefficient(int row, int var, double coef);  // matrix element (0 removes it)
   void set_objective(int var, double coef);
-  LpSolution solve();  // first call: CLP's initial solve; later: dual simplex from the last basis
+  // First call: CLP's initial solve; later: dual simplex from the last basis (after bound changes), or with
+  // `primal` the primal simplex (after objective changes, where the old basis stays primal feasible).
+  LpSolution solve(bool primal = false);
 
  private:
   struct Model;

@@ -54,6 +54,10 @@ struct PolicyOptions {
   AgnosticSplit agnostic_split = AgnosticSplit::kProportional;
   PriceKind price = PriceKind::kOnDemand;
   double budget_usd = -1;            // makespan-budget: total budget in $
+  // Relative tolerance of the binary searches (finish-time fairness' ρ, makespan-budget's M); 0 = each policy's
+  // own (1e-7, 1e-6). The simulator uses 1e-3: it re-solves every <= 1920 s and realises X in 360 s rounds, far
+  // coarser than 0.1 % of ρ or M, and each halving is one more LP per re-solve.
+  double search_rel_tol = 0;
 };
 
 struct Combo {
