@@ -151,8 +151,8 @@ std::string attention_unsupported(model::AttentionKernel kernel, const hw::GpuSp
 // cost model, planner, simulator and executor handle today.
 bool is_uniform(const Strategy& s);
 // The one check consumers that handle only the uniform form call at their entry: InputError naming what the
-// strategy has that they cannot do yet ("per-stage (dp, tp) differs between stages: costing such strategies is
-// issue 14 (not yet built)"). `doing` = "costing", "simulating", "running"...
+// strategy has that they cannot do yet ("per-stage (dp, tp) differs between stages: simulating such strategies is
+// not supported yet (...)"). `doing` = "costing", "simulating", "running"...
 void require_uniform(const Strategy& s, std::string_view doing = "costing");
 
 // One pipeline stage of a complete strategy of either form, so consumers can be written once.
