@@ -66,6 +66,7 @@ std::vector<std::string> plan_row(const std::string& name, const hw::Cluster& c,
           std::to_string(s.dp),
           std::to_string(s.tp),
           std::to_string(s.pp),
+          std::to_string(s.cp),  // context parallelism (1 = none)
           std::to_string(s.micro_batch),
           schedule_text(s),
           std::to_string(s.zero_stage),
@@ -196,7 +197,7 @@ void run_plan(PlanArgs& a) {
   const double best = r.top.front().estimate.iteration_time_s;
   fmt::print(out, "strata plan: model {} (seq {}) on {} ({} devices), gbs {}, space {}, placement {}\n\n", m.name, m.seq,
              c.name, c.num_devices(), a.gbs, a.space, a.placement);
-  const std::vector<std::string> header{"plan",  "dp",    "tp",        "pp",        "mbs",
+  const std::vector<std::string> header{"plan",  "dp",    "tp",        "pp",        "cp",        "mbs",
                                         "schedule", "zero", "recompute", "sp", "split",
                                         "placement", "time/iter", "TFLOP/s/GPU", "MFU", "peak mem", "vs best"};
   std::vector<std::vector<std::string>> rows;
@@ -216,7 +217,7 @@ void run_plan(PlanArgs& a) {
     } else {
       std::vector<std::string> row(header.size(), "-");
       row[0] = b.name;
-      row[11] = "does not fit";
+      row[12] = "does not fit";  // the time/iter column
       rows.push_back(row);
     }
     notes.push_back(fmt::format("  {}: {}", b.name, b.note));
