@@ -125,6 +125,7 @@ void set_plan_keys(const py::kwargs& keys, const PlanCall& a, plan::PlanOptions&
   opt.eager_elementwise = s.eager_elementwise;
   opt.recompute_early_stop = s.recompute_early_stop;
   opt.fp8_separate_casts = s.fp8_separate_casts;
+  opt.optim = s.optim;
   const bool auto_gbs = opt.global_batch == 0;
   if (opt.fp8_separate_casts && opt.dtype != hw::Dtype::fp8)
     throw core::InputError("plan: --fp8-cast separate needs --dtype fp8");
@@ -135,6 +136,9 @@ void set_plan_keys(const py::kwargs& keys, const PlanCall& a, plan::PlanOptions&
   if ((opt.recompute_early_stop || opt.fp8_separate_casts) && other_search)
     throw core::InputError("plan: --earlystop and --fp8-cast apply to the strategy search (not to --oases-blocks, "
                            "--layerwise, --per-stage or --gbs auto)");
+  if (opt.optim != cost::OptimizerStep::fused && other_search)
+    throw core::InputError("plan: --optim applies to the strategy search (not to --oases-blocks, --layerwise, "
+                           "--per-stage or --gbs auto)");
 }
 
 // The per-stage and per-layer searches asked for next to the uniform one (cli/plan_per_stage, plan_layerwise).

@@ -220,7 +220,7 @@ def estimate(model: ModelLike, cluster: ClusterLike, strategy: Optional[Strategy
              sp: StrategyKeyValue = ..., dtype: StrategyKeyValue = ..., rlayers: StrategyKeyValue = ...,
              earlystop: StrategyKeyValue = ..., split: StrategyKeyValue = ..., place: StrategyKeyValue = ...,
              attention: StrategyKeyValue = ..., overlap: StrategyKeyValue = ..., elementwise: StrategyKeyValue = ...,
-             fp8_cast: StrategyKeyValue = ..., cp: StrategyKeyValue = ...,
+             fp8_cast: StrategyKeyValue = ..., cp: StrategyKeyValue = ..., optim: StrategyKeyValue = ...,
              stages: StrategyKeyValue = ..., layers: StrategyKeyValue = ...) -> Estimate: ...
 def plan(model: ModelLike, cluster: ClusterLike, gbs: Union[int, str], *, seq: Optional[int] = ..., top: int = ...,
          space: str = ..., placement: str = ..., threads: int = ..., max_tp: int = ..., max_pp: int = ...,
@@ -229,7 +229,7 @@ def plan(model: ModelLike, cluster: ClusterLike, gbs: Union[int, str], *, seq: O
          prices: dict[str, float] = ..., layerwise: bool = ...,
          progress: Optional[Callable[[int, int], None]] = ...,
          dtype: StrategyKeyValue = ..., earlystop: StrategyKeyValue = ..., elementwise: StrategyKeyValue = ...,
-         fp8_cast: StrategyKeyValue = ...) -> Plan: ...
+         fp8_cast: StrategyKeyValue = ..., optim: StrategyKeyValue = ...) -> Plan: ...
 def strategy_keys() -> list[JsonDict]: ...
 def simulate(model: Union[ModelLike, Plan], cluster: Optional[ClusterLike] = ...,
              strategy: Optional[StrategyLike] = ..., *, seq: Optional[int] = ..., iterations: Optional[int] = ...,

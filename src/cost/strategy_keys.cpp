@@ -407,6 +407,25 @@ const StrategyKey kKeys[] = {
        s.cp = detail::json_small_int(j, "cp", w, 1, 1);
      },
      .cost_values = cost_field<&Strategy::cp>, .copy = copy_field<&Strategy::cp>},
+    {.name = "optim", .values = "fused|foreach|forloop", .default_text = "fused",
+     .rule = "", .help = "how AdamW's step runs (torch.optim.AdamW fused=True, foreach=True, or the for-loop): "
+     "foreach holds a temporary of the states' size during the step",
+     .json_name = "optim", .python_name = "optim", .json_rank = 175, .plan_option = true,
+     .enters_cost = true,
+     .parse = [](Strategy& s, std::string_view, std::string_view v, const std::string& where, KeyParseState&) {
+       s.optim = parse_optimizer_step(v, where + ": optim");
+     },
+     .text = [](const Strategy& s) -> std::optional<std::string> {
+       if (s.optim == OptimizerStep::fused) return std::nullopt;
+       return std::string(to_string(s.optim));
+     },
+     .write_json = [](const Strategy& s, J& j) {
+       if (s.optim != OptimizerStep::fused) j["optim"] = std::string(to_string(s.optim));
+     },
+     .read_json = [](const Json& j, const JsonWhere& w, Strategy& s) {
+       if (auto o = core::opt_string(j, "optim", w)) s.optim = parse_optimizer_step(*o, w.field("optim").str());
+     },
+     .cost_values = cost_field<&Strategy::optim>, .copy = copy_field<&Strategy::optim>},
     // The per-stage form: last, in this order (stages= before layers=).
     {.name = "stages", .values = "GPU[@DEV+..]:dpN:tpN:LAYERS/..", .default_text = "the uniform form",
      .rule = "devices exist and are used once; layers sum to the chain", .help = "per-stage strategy: each stage "
@@ -440,6 +459,23 @@ const StrategyKey kKeys[] = {
 };
 
 }  // namespace
+
+std::string_view to_string(OptimizerStep o) {
+  switch (o) {
+    case OptimizerStep::fused: return "fused";
+    case OptimizerStep::foreach: return "foreach";
+    case OptimizerStep::forloop: return "forloop";
+  }
+  return "fused";
+}
+
+OptimizerStep parse_optimizer_step(std::string_view text, const std::string& where) {
+  const auto t = core::to_lower(text);
+  if (t == "fused") return OptimizerStep::fused;
+  if (t == "foreach") return OptimizerStep::foreach;
+  if (t == "forloop" || t == "for-loop") return OptimizerStep::forloop;
+  throw InputError(fmt::format("{}: '{}' is not fused, foreach or forloop", where, text));
+}
 
 std::span<const StrategyKey> strategy_keys() { return kKeys; }
 

@@ -1,12 +1,13 @@
 // Tests for cost/strategy_keys: the table is complete (every row has its accessors), every key round-trips
-// through the text and JSON forms, every key marked enters_cost changes the planner's cache key, and the help and
-// the error messages list every key.
+// through the text and JSON forms, every key marked enters_cost changes the planner's cache key, the help lists
+// every key, and the `optim` key added through the table costs the optimizer step's temporaries.
 #include <gtest/gtest.h>
 
 #include <map>
 #include <set>
 
 #include "helpers.hpp"
+#include "strata/cost/memory.hpp"
 #include "strata/cost/strategy_keys.hpp"
 
 using namespace strata;
@@ -22,7 +23,7 @@ const std::map<std::string, std::string>& other_values() {
       {"v", "2"},           {"schedule", "gpipe"}, {"zero", "2"},       {"recompute", "full"}, {"sp", "on"},
       {"dtype", "fp16"},    {"rlayers", "1+2"},    {"earlystop", "on"}, {"split", "5+5"},    {"place", "1+0"},
       {"attention", "eager"}, {"overlap", "async"}, {"elementwise", "eager"}, {"fp8cast", "separate"},
-      {"cp", "2"},          {"stages", "a100:dp1:tp1:4/a100:dp1:tp1:6"},
+      {"cp", "2"},          {"optim", "foreach"},  {"stages", "a100:dp1:tp1:4/a100:dp1:tp1:6"},
       {"layers", "tp1*4/tp1.full*6"}};
   return v;
 }
@@ -81,10 +82,11 @@ TEST(StrategyKeys, EveryCostKeyChangesTheCacheKey) {
 }
 
 TEST(StrategyKeys, UnsearchedKeysAreCopiedSearchedOnesAreNot) {
-  Strategy from = parse_strategy("dp=4,gbs=256,elementwise=eager,dtype=fp16,recompute=full,earlystop=on");
+  Strategy from = parse_strategy("dp=4,gbs=256,elementwise=eager,optim=foreach,dtype=fp16,recompute=full,earlystop=on");
   Strategy to;
   copy_unsearched_keys(from, to);
   EXPECT_TRUE(to.eager_elementwise);
+  EXPECT_EQ(to.optim, OptimizerStep::foreach);
   EXPECT_EQ(to.dtype, hw::Dtype::fp16);
   EXPECT_EQ(to.global_batch, 256);
   EXPECT_TRUE(to.recompute_early_stop);
@@ -130,4 +132,58 @@ TEST(StrategyKeys, ErrorsAndHelpListEveryKey) {
               set_strategy_key(x, "nope", "1", "strata.estimate");
             }).find("strata.estimate: unknown key 'nope'"),
             std::string::npos);
+}
+
+// --- optim: the key added through the table ----------------------------------------------------------------------
+TEST(StrategyKeys, OptimParsesPrintsAndDefaultsToFused) {
+  EXPECT_EQ(parse_strategy("gbs=8").optim, OptimizerStep::fused);
+  EXPECT_EQ(to_cli_string(parse_strategy("gbs=8")).find("optim"), std::string::npos);  // the default is left out
+  const auto s = parse_strategy("gbs=8,optim=foreach");
+  EXPECT_EQ(s.optim, OptimizerStep::foreach);
+  EXPECT_NE(to_cli_string(s).find(",optim=foreach"), std::string::npos);
+  EXPECT_EQ(to_json(s)["optim"], "foreach");
+  EXPECT_FALSE(to_json(parse_strategy("gbs=8")).contains("optim"));
+  EXPECT_EQ(parse_strategy("gbs=8,optim=forloop").optim, OptimizerStep::forloop);
+  EXPECT_NE(error_of([] { parse_strategy("gbs=8,optim=lazy"); }).find("optim: 'lazy' is not fused, foreach or forloop"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { strategy_from_json(nlohmann::json::parse(R"({"optim": "x"})"), "s.json"); }).find("optim"),
+            std::string::npos);
+}
+
+TEST(StrategyKeys, OptimizerStepTemporaries) {
+  // PyTorch's AdamW (torch/optim/adamw.py): fused in place; foreach one fp32 exp_avg_sq-sized tensor per parameter
+  // of the group; for-loop two tensors of one parameter at a time.
+  EXPECT_EQ(optimizer_step_temp_bytes(OptimizerStep::fused, 1e9, 1e8), 0.0);
+  EXPECT_EQ(optimizer_step_temp_bytes(OptimizerStep::foreach, 1e9, 1e8), 4e9);
+  EXPECT_EQ(optimizer_step_temp_bytes(OptimizerStep::forloop, 1e9, 1e8), 8e8);
+}
+
+TEST(StrategyKeys, ForeachRaisesThePeakOnlyBeyondTheFreedActivations) {
+  const auto m = model::zoo_model("llama2-7b");
+  const auto c = cost_test::cluster("dgx-a100:1");
+  const auto est = [&](const std::string& text) {
+    return estimate(m, c, complete_strategy(parse_strategy(text), m, c), {});
+  };
+  // Full recompute and mbs 1: few activations, 7B parameters' states over tp 8.
+  const std::string base_text = "tp=8,mbs=1,gbs=8,recompute=full,sp=on";
+  const auto fused = est(base_text);
+  const auto foreach = est(base_text + ",optim=foreach");
+  const auto forloop = est(base_text + ",optim=forloop");
+  const auto& mf = fused.stages[0].memory;
+  const auto& me = foreach.stages[0].memory;
+  EXPECT_EQ(mf.optimizer_step_bytes, 0.0);
+  const double state_params = mf.optimizer_bytes / 12.0;  // bf16 recipe: 12 bytes of states per parameter
+  EXPECT_NEAR(me.optimizer_step_bytes, 4.0 * state_params - mf.activations_bytes - mf.recompute_bytes,
+              1e-6 * me.optimizer_step_bytes);
+  EXPECT_GT(me.optimizer_step_bytes, 0.0);
+  EXPECT_NEAR(foreach.peak_memory_bytes - fused.peak_memory_bytes, me.optimizer_step_bytes, 1.0);
+  EXPECT_LE(forloop.peak_memory_bytes, foreach.peak_memory_bytes);
+  EXPECT_EQ(foreach.iteration_time_s, fused.iteration_time_s);  // memory only
+  // ZeRO-1 shards the states over dp, and the temporaries with them.
+  const auto z = est("tp=4,dp=2,mbs=1,gbs=8,recompute=full,sp=on,zero=1,optim=foreach").stages[0].memory;
+  EXPECT_NEAR(z.optimizer_step_bytes, 4.0 * z.optimizer_bytes / 12.0 - z.activations_bytes - z.recompute_bytes,
+              1e-6 * z.optimizer_bytes);
+  // PipeDream steps with other micro-batches' activations live: nothing is freed for the step.
+  const auto pd = est("tp=8,mbs=1,gbs=8,recompute=full,sp=on,schedule=pipedream,optim=foreach").stages[0].memory;
+  EXPECT_NEAR(pd.optimizer_step_bytes, 4.0 * pd.optimizer_bytes / 12.0, 1e-6 * pd.optimizer_bytes);
 }

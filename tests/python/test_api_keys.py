@@ -1,7 +1,7 @@
 # tests/python/test_api_keys: the strategy-key table reaches Python and the help — strata.estimate's keywords,
 # strata.plan's strategy keywords, their docstrings, the type stubs and `strata estimate --help` all list every key
 # of strata.strategy_keys() — and the options strata.plan gained to match `strata plan` (per_stage, layerwise,
-# memory_budget, gbs="auto", elementwise, earlystop, fp8_cast) give what the CLI gives.
+# memory_budget, gbs="auto", elementwise, earlystop, fp8_cast, optim) give what the CLI gives.
 import ast
 import json
 from pathlib import Path
@@ -27,10 +27,10 @@ def test_table_lists_every_key_once():
     keys = strata.strategy_keys()
     names = [k["name"] for k in keys]
     assert len(names) == len(set(names))
-    assert {"dp", "tp", "pp", "gbs", "stages", "layers"} <= set(names)
-    ew = next(k for k in keys if k["name"] == "elementwise")
-    assert ew["values"] == "fused|eager" and ew["default"] == "fused"
-    assert ew["enters_cost"] and ew["plan_option"] and not ew["searched"]
+    assert {"dp", "tp", "pp", "gbs", "optim", "stages", "layers"} <= set(names)
+    optim = next(k for k in keys if k["name"] == "optim")
+    assert optim["values"] == "fused|foreach|forloop" and optim["default"] == "fused"
+    assert optim["enters_cost"] and optim["plan_option"] and not optim["searched"]
 
 
 def test_cli_help_lists_every_key(cli):
@@ -50,7 +50,7 @@ def test_estimate_keywords_docstring_and_stub_list_every_key():
 def test_plan_keywords_docstring_and_stub_list_every_planner_key():
     stub = stub_keywords("plan")
     planner_keys = [k for k in strata.strategy_keys() if k["plan_option"] and k["python_name"] != "gbs"]
-    assert {k["python_name"] for k in planner_keys} >= {"dtype", "elementwise", "earlystop", "fp8_cast"}
+    assert {k["python_name"] for k in planner_keys} >= {"dtype", "elementwise", "earlystop", "fp8_cast", "optim"}
     for k in planner_keys:
         assert f"  {k['python_name']}  " in strata.plan.__doc__, k["python_name"]
         assert k["python_name"] in stub, k["python_name"]
@@ -60,24 +60,36 @@ def test_plan_keywords_docstring_and_stub_list_every_planner_key():
 
 # ---- estimate with keywords ----------------------------------------------------------------------------------------
 def test_estimate_keywords_equal_the_strategy_text(cli_json):
-    text = "tp=8,pp=8,mbs=1,gbs=64,recompute=full,earlystop=on,sp=on,elementwise=eager"
+    text = "tp=8,pp=8,mbs=1,gbs=64,recompute=full,earlystop=on,sp=on,elementwise=eager,optim=foreach"
     by_kw = strata.estimate("gpt3-175b", "dgx-a100:8", tp=8, pp=8, mbs=1, gbs=64, recompute="full",
-                            earlystop=True, sp=True, elementwise="eager")
+                            earlystop=True, sp=True, elementwise="eager", optim="foreach")
     assert by_kw.to_dict() == cli_json("estimate", "--model", "gpt3-175b", "--cluster", "dgx-a100:8",
                                        "--strategy", text, "--json")
     # keywords override a given strategy
     over = strata.estimate("gpt3-175b", "dgx-a100:8", "tp=8,pp=8,mbs=1,gbs=64,recompute=full,sp=on",
-                           earlystop=True, elementwise="eager")
+                           earlystop=True, elementwise="eager", optim="foreach")
     assert over.to_dict() == by_kw.to_dict()
 
 
 def test_estimate_keyword_errors():
     with pytest.raises(strata.InputError, match="estimate: unknown keyword 'optimizer'"):
         strata.estimate("gpt2-small", "dgx-a100:1", "gbs=8", optimizer="foreach")
-    with pytest.raises(strata.InputError, match="elementwise: 'lazy' is not fused or eager"):
-        strata.estimate("gpt2-small", "dgx-a100:1", gbs=8, elementwise="lazy")
+    with pytest.raises(strata.InputError, match="optim: 'lazy' is not fused, foreach or forloop"):
+        strata.estimate("gpt2-small", "dgx-a100:1", gbs=8, optim="lazy")
     with pytest.raises(strata.InputError, match="give a strategy or strategy keys"):
         strata.estimate("gpt2-small", "dgx-a100:1")
+
+
+def test_optim_foreach_costs_the_step_temporaries():
+    base = dict(tp=8, mbs=1, gbs=8, recompute="full", sp=True)
+    fused = strata.estimate("llama2-7b", "dgx-a100:1", **base)
+    foreach = strata.estimate("llama2-7b", "dgx-a100:1", optim="foreach", **base)
+    mem = foreach.to_dict()["stages"][0]["memory"]
+    assert "optimizer_step_bytes" not in fused.to_dict()["stages"][0]["memory"]  # fused: unchanged output
+    assert mem["optimizer_step_bytes"] > 0
+    assert foreach.peak_memory_bytes == pytest.approx(fused.peak_memory_bytes + mem["optimizer_step_bytes"])
+    assert foreach.iteration_time_s == fused.iteration_time_s
+    assert str(foreach.strategy).endswith(",optim=foreach")
 
 
 # ---- plan's options ------------------------------------------------------------------------------------------------
@@ -90,6 +102,7 @@ def plan_dict(d):
 @pytest.mark.parametrize("extra,flags", [
     ({"elementwise": "eager"}, ["--elementwise", "eager"]),
     ({"earlystop": True}, ["--earlystop"]),
+    ({"optim": "foreach"}, ["--optim", "foreach"]),
     ({"memory_budget": 12}, ["--memory-budget", "12"]),
 ])
 def test_plan_keywords_equal_cli(cli_json, extra, flags):
