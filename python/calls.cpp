@@ -11,7 +11,9 @@
 #include "strata/core/error.hpp"
 #include "strata/core/units.hpp"
 #include "strata/cost/constants.hpp"
+#include "strata/core/text.hpp"
 #include "strata/cost/memory.hpp"
+#include "strata/cost/strategy_keys.hpp"
 #include "strata/export/export.hpp"
 #include "strata/sim/trace.hpp"
 
@@ -23,7 +25,8 @@ constexpr const char* kEstimateDoc = R"(Time and memory of one parallel strategy
   model     strata.Model, a built-in name or model file path, or a dict  [--model]
   cluster   strata.Cluster, a preset / "node-type:count[+...]" / file, or a dict  [--cluster]
   strategy  strata.Strategy, the --strategy syntax ("tp=8,pp=8,mbs=1,gbs=64,v=3,recompute=selective,
-            sp=on"; keys in docs/strategy.md), a strategy dict, or a strata.Plan / plan dict (its best)
+            sp=on"; keys in docs/strategy.md), a strategy dict, or a strata.Plan / plan dict (its best);
+            None: the strategy keywords below alone
   seq       sequence length (default: the model's)  [--seq]
   profile   measured profile JSON path  [--profile]
   memory_headroom  GiB (4) or a share ("10%") kept free per device  [--memory-headroom]
@@ -32,15 +35,64 @@ Returns a strata.Estimate (iteration_time_s, samples_per_s, tokens_per_s, tflops
 peak_memory_bytes, stages; to_dict() equals `strata estimate --json`). strata.InputError on bad input.
 
 Example:
-  >>> strata.estimate("gpt3-175b", "dgx-a100:8", "tp=8,pp=8,mbs=1,gbs=64").iteration_time_s)";
+  >>> strata.estimate("gpt3-175b", "dgx-a100:8", "tp=8,pp=8,mbs=1,gbs=64").iteration_time_s
+  >>> strata.estimate("gpt3-175b", "dgx-a100:8", tp=8, pp=8, gbs=64, sp=True).peak_memory_bytes
+
+Strategy keys as keywords (they override the strategy's; True/False = on/off, a list = a+b+...):
+)";
+
+// One line per strategy key, from the table (cost/strategy_keys.hpp): the keywords cannot drift from the CLI's.
+std::string strategy_keywords_doc() {
+  std::string out;
+  for (const auto& k : cost::strategy_keys())
+    out += fmt::format("  {}  {}: {} (default {})\n", k.python_name, k.values, k.help, k.default_text);
+  return out;
+}
+
+// A keyword's value as the --strategy text writes it.
+std::string keyword_value_text(py::handle v, const std::string& where, const std::string& key) {
+  if (py::isinstance<py::bool_>(v)) return v.cast<bool>() ? "on" : "off";
+  if (py::isinstance<py::int_>(v)) return std::to_string(v.cast<long long>());
+  if (py::isinstance<py::str>(v)) return v.cast<std::string>();
+  if (py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) {
+    std::string out;
+    for (auto item : v) {
+      if (!out.empty()) out += '+';
+      out += keyword_value_text(item, where, key);
+    }
+    return out;
+  }
+  throw core::InputError(fmt::format("{}: {}: expected a str, int, bool or list, got {}", where, key,
+                                     py::str(py::type::of(v)).cast<std::string>()));
+}
+
+// The table row of a keyword (its Python name or its --strategy name).
+const cost::StrategyKey& keyword_row(const std::string& key, const std::string& where, bool plan_options_only) {
+  std::vector<std::string> valid;
+  for (const auto& k : cost::strategy_keys()) {
+    if (plan_options_only && (!k.plan_option || k.python_name == "gbs")) continue;
+    if (k.python_name == key || k.name == key) return k;
+    valid.emplace_back(k.python_name);
+  }
+  throw core::InputError(fmt::format("{}: unknown keyword '{}' (strategy keys: {})", where, key, core::join(valid)));
+}
 
 EstimateResult run_estimate(py::object model, py::object cluster, py::object strategy, std::optional<std::int64_t> seq,
-                            std::optional<std::string> profile, py::object headroom) {
+                            std::optional<std::string> profile, py::object headroom, const py::kwargs& keys) {
   if (py::isinstance<PlanHandle>(strategy)) strategy = py::cast(strategy.cast<std::shared_ptr<PlanHandle>>()->r.top.front().strategy);
   EstimateResult r;
   r.m = as_model(model, seq);
   r.c = as_cluster(cluster);
-  r.s = cost::complete_strategy(as_strategy(strategy), *r.m, *r.c);
+  cost::Strategy s;
+  if (strategy.is_none()) {  // keywords alone: the same as their --strategy text
+    const std::string text = strategy_keywords_text(keys, "estimate");
+    if (text.empty()) throw core::InputError("estimate: give a strategy or strategy keys (e.g. tp=2, gbs=64)");
+    s = cost::parse_strategy(text, "estimate");
+  } else {
+    s = as_strategy(strategy);
+    apply_strategy_keywords(s, keys, "estimate", /*plan_options_only=*/false);  // keywords override the strategy
+  }
+  r.s = cost::complete_strategy(s, *r.m, *r.c);
   std::optional<cost::Profile> prof;
   cost::CostOptions opt;
   if (profile) {
@@ -190,6 +242,28 @@ void bind_results(py::module_& mod) {
 
 }  // namespace
 
+void apply_strategy_keywords(cost::Strategy& s, const py::kwargs& keys, const std::string& where,
+                             bool plan_options_only) {
+  for (const auto& [k, v] : keys) {
+    if (v.is_none()) continue;
+    const std::string key = py::str(k).cast<std::string>();
+    const auto& row = keyword_row(key, where, plan_options_only);
+    cost::set_strategy_key(s, row.name, keyword_value_text(v, where, key), where);
+  }
+}
+
+std::string strategy_keywords_text(const py::kwargs& keys, const std::string& where) {
+  std::string text;
+  for (const auto& [k, v] : keys) {
+    if (v.is_none()) continue;
+    const std::string key = py::str(k).cast<std::string>();
+    const auto& row = keyword_row(key, where, false);
+    if (!text.empty()) text += ',';
+    text += fmt::format("{}={}", row.name, keyword_value_text(v, where, key));
+  }
+  return text;
+}
+
 void bind_calls(py::module_& mod) {
   bind_results(mod);
   mod.def("models", [] { return to_python(model::zoo_listing_json()); },
@@ -200,8 +274,9 @@ void bind_calls(py::module_& mod) {
   mod.def("clusters", [] { return to_python(hw::node_presets_json(catalog())); },
           "The node presets usable in a cluster spec: `strata clusters --json`. For one cluster's nodes and links "
           "use strata.Cluster(spec).to_dict().");
-  mod.def("estimate", &run_estimate, kEstimateDoc, py::arg("model"), py::arg("cluster"), py::arg("strategy"),
-          py::kw_only(), py::arg("seq") = py::none(), py::arg("profile") = py::none(),
+  static const std::string estimate_doc = kEstimateDoc + strategy_keywords_doc();
+  mod.def("estimate", &run_estimate, estimate_doc.c_str(), py::arg("model"), py::arg("cluster"),
+          py::arg("strategy") = py::none(), py::kw_only(), py::arg("seq") = py::none(), py::arg("profile") = py::none(),
           py::arg("memory_headroom") = py::none());
   mod.def("simulate", &run_simulate, kSimulateDoc, py::arg("model"), py::arg("cluster") = py::none(),
           py::arg("strategy") = py::none(), py::kw_only(), py::arg("seq") = py::none(),

@@ -16,7 +16,9 @@
 #include "strata/cost/strategy.hpp"
 #include "strata/hw/cluster.hpp"
 #include "strata/model/model.hpp"
+#include "strata/plan/layerwise.hpp"
 #include "strata/plan/search.hpp"
+#include "strata/plan/stage_search.hpp"
 #include "strata/sim/from_cost.hpp"
 
 namespace strata::python {
@@ -48,6 +50,13 @@ std::shared_ptr<const model::Model> as_model(py::handle o, std::optional<std::in
 std::shared_ptr<const hw::Cluster> as_cluster(py::handle o);
 // Strategy | str (CLI syntax, `where` names it in errors) | dict (a strategy, or a plan's to_dict(): its best).
 cost::Strategy as_strategy(py::handle o, const std::string& where = "--strategy");
+// Strategy keys given as keywords (strata.estimate(..., optim="foreach")), by their table name or Python name
+// (cost/strategy_keys.hpp): True/False → on/off, int → its digits, list → a+b+..., str as is, None = not given.
+// plan_options_only: only the keys the planner takes (plan_option); InputError "<where>: ..." otherwise.
+void apply_strategy_keywords(cost::Strategy& s, const py::kwargs& keys, const std::string& where,
+                             bool plan_options_only);
+// The keywords as --strategy text ("" when none), for a strategy built from keywords alone.
+std::string strategy_keywords_text(const py::kwargs& keys, const std::string& where);
 // `--memory-headroom` as str ("4", "10%") or a number of GiB; `flag` names it in errors.
 cost::MemoryHeadroom as_headroom(py::handle o, const std::string& flag);
 
@@ -66,6 +75,8 @@ struct PlanHandle {
   std::shared_ptr<const cost::Profile> profile;  // opt.cost.profile points here
   plan::PlanOptions opt;                         // progress cleared
   plan::PlanResult r;
+  std::optional<plan::StageSearchResult> per_stage;  // per_stage=True
+  std::optional<plan::LayerwisePlan> layerwise;      // layerwise=True
 };
 
 // One simulated run.

@@ -5,6 +5,7 @@
 
 #include "common.hpp"
 #include "strata/core/json.hpp"
+#include "strata/cost/strategy_keys.hpp"
 
 namespace strata::python {
 namespace {
@@ -114,6 +115,18 @@ model and cluster by complete(model, cluster) (estimate() does it for you).)")
       .def("__hash__", [](const cost::Strategy& s) { return std::hash<std::string>{}(cost::to_cli_string(s)); });
 }
 
+// strata.strategy_keys(): the table of strategy keys (cost/strategy_keys.hpp), one dict per key.
+py::list strategy_key_table() {
+  py::list out;
+  for (const auto& k : cost::strategy_keys())
+    out.append(py::dict(py::arg("name") = std::string(k.name), py::arg("python_name") = std::string(k.python_name),
+                        py::arg("json_name") = std::string(k.json_name), py::arg("values") = std::string(k.values),
+                        py::arg("default") = std::string(k.default_text), py::arg("rule") = std::string(k.rule),
+                        py::arg("help") = std::string(k.help), py::arg("searched") = k.searched,
+                        py::arg("plan_option") = k.plan_option, py::arg("enters_cost") = k.enters_cost));
+  return out;
+}
+
 void bind_estimate(py::module_& mod) {
   py::class_<EstimateResult>(mod, "Estimate", R"(Time and memory of one strategy (the cost model, docs/cost-model.md).
 
@@ -148,6 +161,9 @@ void bind_types(py::module_& mod) {
   bind_model(mod);
   bind_cluster(mod);
   bind_strategy(mod);
+  mod.def("strategy_keys", &strategy_key_table,
+          "The strategy keys, one dict each (name, python_name, json_name, values, default, rule, help, searched, "
+          "plan_option, enters_cost): the table the --strategy parser, the help and these keywords come from.");
   bind_estimate(mod);
 }
 

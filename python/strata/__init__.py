@@ -6,9 +6,10 @@ The same library as the `strata` command line, in-process (docs/python.md):
     >>> p = strata.plan("amp-gpt2", "p3.8xlarge:3+g4dn.12xlarge:1", gbs=32)
     >>> print(p.best.strategy, p.best.estimate.iteration_time_s)
 
-Catalog: models(), hardware(), clusters(); inputs: Model, Cluster, Strategy; calls: estimate(), plan(),
-simulate(), export(), allocate(). Every result has to_dict(), equal to the matching command's --json. Bad
-input raises InputError (a ValueError) with the CLI's one-line message. help(strata.plan) lists the options.
+Catalog: models(), hardware(), clusters(), strategy_keys(); inputs: Model, Cluster, Strategy; calls:
+estimate(), plan(), simulate(), export(), allocate(). Every result has to_dict(), equal to the matching command's
+--json. Bad input raises InputError (a ValueError) with the CLI's one-line message. help(strata.plan) lists the
+options.
 """
 from ._strata import (
     Baseline,
@@ -28,12 +29,13 @@ from ._strata import (
     models,
     plan,
     simulate,
+    strategy_keys,
 )
 
 __all__ = [
     "Allocation", "Baseline", "Candidate", "Cluster", "Estimate", "ExportFile", "InputError", "Model", "Plan",
     "Simulation", "Strategy", "allocate", "clusters", "estimate", "export", "hardware", "models", "plan",
-    "simulate",
+    "simulate", "strategy_keys",
 ]
 
 _LAZY = {"allocate", "Allocation"}  # the scheduler, in strata._strata_sched: loaded on first use (links COIN-OR)

@@ -20,6 +20,7 @@
 #include "strata/cost/memory.hpp"
 #include "strata/cost/profile.hpp"
 #include "strata/cost/strategy.hpp"
+#include "strata/cost/strategy_keys.hpp"
 #include "strata/cost/validate.hpp"
 #include "strata/hw/cluster.hpp"
 #include "strata/model/model.hpp"
@@ -186,17 +187,12 @@ void register_estimate_commands(CLI::App& app) {
   auto args = std::make_shared<EstimateArgs>();
   auto* est = app.add_subcommand(
       "estimate",
-      "Estimate iteration time, throughput, model FLOP/s, MFU and per-device memory of one parallel strategy.\n"
-      "Example: strata estimate --model gpt3-175b --cluster dgx-a100:8 \\\n"
-      "           --strategy \"tp=8,pp=8,mbs=1,gbs=64,v=3,recompute=selective,sp=on\"\n"
-      "Strategy keys (docs/strategy.md): dp, tp, pp (dp takes the devices left; tp, pp default 1), mbs (1),\n"
-      "gbs (required), v (1), schedule (gpipe|1f1b|interleaved|pipedream|2bw; 1f1b, interleaved when v>1),\n"
-      "zero (0..3), recompute (none|selective|full), rlayers (per-stage recomputed layers a+b+..), sp (on|off),\n"
-      "dtype (bf16), split (layers per chunk a+b+.., embedding and head included), place (device per rank),\n"
-      "cp (1), attention (the GPU's default kernel), overlap (off|on|async: Oases or chunked collective matmul),\n"
-      "elementwise (fused|eager: fused kernels or one PyTorch kernel per op; fused), earlystop (on|off: full\n"
-      "recompute ends before each block's last GEMM, as PyTorch's non-reentrant checkpoint does; off = Megatron),\n"
-      "fp8cast (fused|separate: TransformerEngine's fused casts or torchao's per-operand amax + cast; fused).");
+      std::string("Estimate iteration time, throughput, model FLOP/s, MFU and per-device memory of one parallel "
+                  "strategy.\n"
+                  "Example: strata estimate --model gpt3-175b --cluster dgx-a100:8 \\\n"
+                  "           --strategy \"tp=8,pp=8,mbs=1,gbs=64,v=3,recompute=selective,sp=on\"\n")
+      // The key list comes from the strategy-key table (cost/strategy_keys.hpp): it cannot miss a key.
+      + cost::strategy_keys_help());
   est->add_option("--model", args->model,
                   "Built-in model name (strata models) or a model JSON file (default: the plan file's; required "
                   "otherwise unless --from gives a shape)");

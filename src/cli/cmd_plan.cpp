@@ -30,7 +30,7 @@ namespace {
 
 struct PlanArgs {
   std::string model, cluster, space = "full", placement = "hetero", json_file, profile, dtype = "bf16", memory_headroom,
-      report_file, elementwise = "fused", fp8_cast = "fused";
+      report_file, elementwise = "fused", fp8_cast = "fused", optim = "fused";
   bool earlystop = false;              // --earlystop: full recompute as PyTorch's non-reentrant checkpoint
   bool memory_headroom_given = false;  // set even for an empty value (rejected)
   std::int64_t gbs = 0;                // 0 = --gbs auto
@@ -66,6 +66,7 @@ std::vector<std::string> plan_row(const std::string& name, const hw::Cluster& c,
           std::to_string(s.dp),
           std::to_string(s.tp),
           std::to_string(s.pp),
+          std::to_string(s.cp),  // context parallelism (1 = none)
           std::to_string(s.micro_batch),
           schedule_text(s),
           std::to_string(s.zero_stage),
@@ -104,10 +105,14 @@ void set_stack_forms(const PlanArgs& a, plan::PlanOptions& opt) {
   if (opt.fp8_separate_casts && opt.dtype != hw::Dtype::fp8)
     throw core::InputError("plan: --fp8-cast separate needs --dtype fp8");
   opt.recompute_early_stop = a.earlystop;
-  if ((opt.recompute_early_stop || opt.fp8_separate_casts) &&
-      (a.oases_blocks || a.layerwise || a.gbs == 0 || a.per_stage.enabled))
+  opt.optim = cost::parse_optimizer_step(a.optim, "plan: --optim");
+  const bool other_search = a.oases_blocks || a.layerwise || a.gbs == 0 || a.per_stage.enabled;
+  if ((opt.recompute_early_stop || opt.fp8_separate_casts) && other_search)
     throw core::InputError("plan: --earlystop and --fp8-cast apply to the strategy search (not to --oases-blocks, "
                            "--layerwise, --per-stage or --gbs auto)");
+  if (opt.optim != cost::OptimizerStep::fused && other_search)
+    throw core::InputError("plan: --optim applies to the strategy search (not to --oases-blocks, --layerwise, "
+                           "--per-stage or --gbs auto)");
 }
 
 void run_plan(PlanArgs& a) {
@@ -121,7 +126,7 @@ void run_plan(PlanArgs& a) {
           Given{"--layerwise", a.layerwise}, Given{"--memory-budget", !a.memory_budget.empty()},
           Given{"--oases-blocks", a.oases_blocks}, Given{"--per-stage", a.per_stage.enabled},
           Given{"--elementwise", a.elementwise != "fused"}, Given{"--earlystop", a.earlystop},
-          Given{"--fp8-cast", a.fp8_cast != "fused"}})
+          Given{"--fp8-cast", a.fp8_cast != "fused"}, Given{"--optim", a.optim != "fused"}})
       if (given) throw core::InputError(fmt::format("plan: {} does not apply to --space sbp (strata sbp --help)", flag));
     SbpArgs s;
     s.flag = "plan";
@@ -196,7 +201,7 @@ void run_plan(PlanArgs& a) {
   const double best = r.top.front().estimate.iteration_time_s;
   fmt::print(out, "strata plan: model {} (seq {}) on {} ({} devices), gbs {}, space {}, placement {}\n\n", m.name, m.seq,
              c.name, c.num_devices(), a.gbs, a.space, a.placement);
-  const std::vector<std::string> header{"plan",  "dp",    "tp",        "pp",        "mbs",
+  const std::vector<std::string> header{"plan",  "dp",    "tp",        "pp",        "cp",        "mbs",
                                         "schedule", "zero", "recompute", "sp", "split",
                                         "placement", "time/iter", "TFLOP/s/GPU", "MFU", "peak mem", "vs best"};
   std::vector<std::vector<std::string>> rows;
@@ -216,7 +221,7 @@ void run_plan(PlanArgs& a) {
     } else {
       std::vector<std::string> row(header.size(), "-");
       row[0] = b.name;
-      row[11] = "does not fit";
+      row[12] = "does not fit";  // the time/iter column
       rows.push_back(row);
     }
     notes.push_back(fmt::format("  {}: {}", b.name, b.note));
@@ -318,6 +323,9 @@ void register_plan_command(CLI::App& app) {
                   "With --dtype fp8, how the stack casts: fused (default: TransformerEngine) or separate (torchao "
                   "float8 in torchtitan: an amax and a cast kernel per GEMM operand; docs/cost-model.md §Precision "
                   "recipes)");
+  cmd->add_option("--optim", a->optim,
+                  "How the stack's AdamW steps: fused (default: fused=True, Megatron/DeepSpeed fused Adam), foreach "
+                  "(PyTorch's default: state-sized temporaries during the step) or forloop; docs/strategy.md optim");
   cmd->add_option("--space", a->space,
                   "Search space: 3d = dp/tp/pp/mbs only with 1F1B (as AMP); full (default) = + gpipe, interleaved "
                   "v, ZeRO 0-3, recompute, sp; all = full + the asynchronous pipedream and 2bw schedules; sbp = AutoDDL's "

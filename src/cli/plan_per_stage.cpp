@@ -11,7 +11,7 @@ namespace strata::cli {
 
 void add_per_stage_options(CLI::App* cmd, PerStageArgs& a) {
   cmd->add_flag("--per-stage", a.enabled,
-                "Also search per-stage plans (issue 14): every pipeline stage its own GPU type, dp and tp, jointly "
+                "Also search per-stage plans: every pipeline stage its own GPU type, dp and tp, jointly "
                 "with the exact layer split, devices may stay idle; printed with its gain over the best uniform "
                 "plan and written as \"per_stage\" in the plan file (docs/planner.md)");
   cmd->add_option("--objective", a.objective,

@@ -322,6 +322,7 @@ nlohmann::ordered_json to_json(const Estimate& e) {
     mem["buffers_bytes"] = s.memory.buffers_bytes;
     mem["recompute_bytes"] = s.memory.recompute_bytes;
     mem["workspace_bytes"] = s.memory.workspace_bytes;
+    if (s.memory.optimizer_step_bytes > 0) mem["optimizer_step_bytes"] = s.memory.optimizer_step_bytes;  // optim=
     st["memory"] = mem;
     j["stages"].push_back(st);
   }

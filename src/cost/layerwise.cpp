@@ -27,8 +27,8 @@ Strategy layer_choice_strategy(const Strategy& s, int group, std::int64_t group_
         "strategy: layer choice tp{}: rule 'layer dp divides the stage's samples per round' violated: {} samples "
         "(dp·mbs of the stage) over {} data-parallel ranks", tp, group_batch, dp));
   if (choice.overlap_tp)
-    throw core::InputError("strategy: layer choice 'overlap': costing overlapped TP is issue 17 (Oases), not this "
-                           "per-layer cost model");
+    throw core::InputError("strategy: layer choice 'overlap': the per-layer cost model does not cost overlapped "
+                           "TP per layer (Oases; use overlap=on for the whole strategy)");
   Strategy d;
   d.dp = dp;
   d.tp = tp;

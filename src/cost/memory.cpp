@@ -54,6 +54,26 @@ std::string describe_headroom(const MemoryHeadroom& h, const CostConstants& k) {
   return fmt::format("{:g}% (default)", 100.0 * k.fragmentation_fraction);
 }
 
+double optimizer_step_temp_bytes(OptimizerStep step, double state_params, double largest_layer_params) {
+  // AdamW's temporaries are shaped like exp_avg_sq, an fp32 tensor in every recipe (data/precision_recipes.json:
+  // optimizer_bytes_per_param 12 = fp32 master + exp_avg + exp_avg_sq; 8 in fp32 training = the two moments).
+  // Source: PyTorch torch/optim/adamw.py at commit
+  // 002d2f0bb40cf08beb74bce80f52ce4f2eda46a0 (v2.2 line): _fused_adamw updates in place (torch._fused_adamw_);
+  // _multi_tensor_adamw's `exp_avg_sq_sqrt = torch._foreach_sqrt(device_exp_avg_sqs)` allocates one tensor per
+  // parameter of the whole (device, dtype) group at once, updated in place after; _single_tensor_adamw's
+  // `(exp_avg_sq.sqrt() / bias_correction2_sqrt)` holds two such tensors of one parameter at a time.
+  constexpr double state_element_bytes = 4.0;  // fp32
+  switch (step) {
+    case OptimizerStep::fused: return 0.0;
+    // Every parameter whose states the device holds (one group; err high: two groups (decay / no decay) would each
+    // allocate only their own share).
+    case OptimizerStep::foreach: return state_params * state_element_bytes;
+    // One parameter at a time: bounded by two tensors of the largest layer (a layer holds its largest tensor).
+    case OptimizerStep::forloop: return 2.0 * largest_layer_params * state_element_bytes;
+  }
+  return 0.0;
+}
+
 MemoryBreakdown stage_memory(const StageContext& ctx, int stage, const StageSums& sums) {
   const Strategy& s = *ctx.strategy;
   const CostConstants& k = *ctx.constants;
@@ -74,6 +94,16 @@ MemoryBreakdown stage_memory(const StageContext& ctx, int stage, const StageSums
   // holds every in-flight micro-batch (the first backward follows the last warm-up forward): one layer at a time.
   mb.recompute_bytes = sums.max_recomputed_bytes;
   mb.workspace_bytes = k.workspace_bytes;
+  // The optimizer step's temporaries (optim=): the step runs after the last backward, when a flushed schedule has
+  // freed the activations and the recompute buffer, so only what exceeds them raises the peak; PipeDream and 2BW
+  // step while other micro-batches' activations are live (no flush): all of it.
+  const double per_param_state = k.optimizer_bytes_per_param;
+  const double state_params = per_param_state > 0 ? mb.optimizer_bytes / per_param_state : 0.0;
+  const double largest_params =
+      k.weight_bytes_per_param > 0 ? sums.max_unsharded_weight_bytes / k.weight_bytes_per_param : 0.0;
+  const double temp = optimizer_step_temp_bytes(s.optim, state_params, largest_params);
+  const bool flushed = s.schedule != Schedule::pipedream && s.schedule != Schedule::two_bw;
+  mb.optimizer_step_bytes = std::max(0.0, temp - (flushed ? mb.activations_bytes + mb.recompute_bytes : 0.0));
   return mb;
 }
 

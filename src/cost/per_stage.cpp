@@ -105,8 +105,8 @@ StageEstimate stage_estimate(const model::Model& m, const hw::Cluster& c, const 
 Estimate estimate_per_stage(const model::Model& m, const hw::Cluster& c, const Strategy& s, const CostOptions& opt) {
   for (const auto& st : s.stages)
     if (!st.layer_choices.empty())
-      throw core::InputError("strategy: per-layer choices (layers=): costing them is issues 16 (Galvatron-BMW "
-                             "per-layer strategies) and 17 (Oases overlapped TP), not yet built");
+      throw core::InputError("strategy: per-layer choices (layers=): costing them is not supported yet "
+                             "(Galvatron-BMW per-layer strategies, Oases overlapped TP)");
   const int p = static_cast<int>(s.stages.size());
   if (p < 1 || s.pp != p || s.micro_batch < 1)
     throw std::invalid_argument("estimate: strategy is not complete (call complete_strategy first)");

@@ -12,74 +12,13 @@
 #include "strata/core/error.hpp"
 #include "strata/core/json.hpp"
 #include "strata/core/text.hpp"
+#include "strata/cost/strategy_keys.hpp"
 #include "strategy_text.hpp"
 
 namespace strata::cost {
 namespace {
-
 using core::InputError;
-
-using detail::join_ints;
-using detail::parse_int;
-using detail::parse_int_list;
-using detail::parse_small_int;
 using detail::rule_error;
-
-bool parse_on_off(std::string_view text, const std::string& where, const std::string& key) {
-  const auto t = core::to_lower(text);
-  if (t == "on" || t == "true" || t == "1" || t == "yes") return true;
-  if (t == "off" || t == "false" || t == "0" || t == "no") return false;
-  throw InputError(fmt::format("{}: {}: '{}' is not on/off", where, key, text));
-}
-
-// `overlap`: off | on (Oases' two sub-batches) | async (chunked collective matmul); on/off spellings as for sp.
-void parse_overlap(std::string_view text, const std::string& where, Strategy& s) {
-  if (core::to_lower(text) == "async") {
-    s.tp_async = true;
-    s.tp_overlap = false;
-    return;
-  }
-  if (core::to_lower(text) == "oases") text = "on";
-  try {
-    s.tp_overlap = parse_on_off(text, where, "overlap");
-  } catch (const InputError&) {
-    throw InputError(fmt::format("{}: overlap: '{}' is not off, on (Oases' two sub-batches) or async (chunked "
-                                 "collective matmul)", where, text));
-  }
-  s.tp_async = false;
-}
-
-// `fp8cast`: fused (TransformerEngine, the default) | separate (torchao float8 dynamic scaling).
-bool parse_fp8_cast(std::string_view text, const std::string& where) {
-  const auto t = core::to_lower(text);
-  if (t == "fused") return false;
-  if (t == "separate") return true;
-  throw InputError(fmt::format("{}: fp8cast: '{}' is not fused or separate", where, text));
-}
-
-// `elementwise`: fused (the default: Megatron-core / TransformerEngine kernels, torchtitan under torch.compile) |
-// eager (one PyTorch kernel per element-wise op).
-bool parse_eager_elementwise(std::string_view text, const std::string& where) {
-  const auto t = core::to_lower(text);
-  if (t == "fused") return false;
-  if (t == "eager") return true;
-  throw InputError(fmt::format("{}: elementwise: '{}' is not fused or eager", where, text));
-}
-
-// "flash" | "eager" | "auto" (= unset: the GPU's default).
-std::optional<model::AttentionKernel> parse_attention_value(std::string_view text, const std::string& where) {
-  if (core::to_lower(text) == "auto") return std::nullopt;
-  return model::parse_attention_kernel(text, where);
-}
-
-const std::vector<std::string>& valid_keys() {
-  static const std::vector<std::string> keys = {"dp",   "tp",       "pp",     "mbs", "gbs",  "v",     "schedule",
-                                                "zero", "recompute", "rlayers", "sp", "dtype", "split", "place",
-                                                "attention", "stages", "layers", "overlap", "cp",
-                                                "elementwise", "earlystop", "fp8cast"};
-  return keys;
-}
-
 }  // namespace
 
 std::string_view to_string(Schedule s) {
@@ -112,8 +51,7 @@ Strategy parse_strategy(std::string_view text, const std::string& where) {
   s.pp = 0;
   s.global_batch = 0;
   s.virtual_stages = 0;
-  bool schedule_given = false;
-  std::optional<std::vector<std::vector<LayerChoice>>> layer_groups;
+  KeyParseState state;  // what a later key or the end needs (schedule given, layers= before stages=)
   std::set<std::string> seen;
   std::size_t start = 0;
   const auto trimmed = [](std::string_view v) {
@@ -134,183 +72,68 @@ Strategy parse_strategy(std::string_view text, const std::string& where) {
     }
     const auto eq = item.find('=');
     if (eq == std::string_view::npos)
-      throw InputError(fmt::format("{}: '{}' is not key=value (valid keys: {})", where, item, core::join(valid_keys())));
+      throw InputError(fmt::format("{}: '{}' is not key=value (valid keys: {})", where, item, strategy_key_list()));
     const std::string key = core::to_lower(trimmed(item.substr(0, eq)));
     const auto value = trimmed(item.substr(eq + 1));
     if (!seen.insert(key).second) throw InputError(fmt::format("{}: {}: given twice", where, key));
-    if (key == "dp") s.dp = parse_small_int(value, where, key, 1);
-    else if (key == "tp") s.tp = parse_small_int(value, where, key, 1);
-    else if (key == "pp") s.pp = parse_small_int(value, where, key, 1);
-    else if (key == "cp") s.cp = parse_small_int(value, where, key, 1);
-    else if (key == "mbs") s.micro_batch = parse_small_int(value, where, key, 1);
-    else if (key == "gbs") {
-      s.global_batch = parse_int(value, where, key);
-      if (s.global_batch < 1 || s.global_batch > (std::int64_t{1} << 40))
-        throw InputError(fmt::format("{}: gbs: {} is out of range (must be >= 1)", where, s.global_batch));
-    } else if (key == "v") s.virtual_stages = parse_small_int(value, where, key, 1);
-    else if (key == "schedule") {
-      s.schedule = parse_schedule(value, where + ": schedule");
-      schedule_given = true;
-    } else if (key == "zero") {
-      s.zero_stage = parse_small_int(value, where, key, 0);
-      if (s.zero_stage > 3) throw InputError(fmt::format("{}: zero: {} is not a ZeRO stage (0..3)", where, s.zero_stage));
-    } else if (key == "recompute") s.recompute = model::parse_recompute(value, where + ": recompute");
-    else if (key == "rlayers") s.recompute_layers = parse_int_list(value, where, key, 0);
-    else if (key == "earlystop") s.recompute_early_stop = parse_on_off(value, where, key);
-    else if (key == "fp8cast") s.fp8_separate_casts = parse_fp8_cast(value, where);
-    else if (key == "sp") s.sequence_parallel = parse_on_off(value, where, key);
-    else if (key == "overlap") parse_overlap(value, where, s);
-    else if (key == "dtype") s.dtype = hw::parse_dtype(value, where + ": dtype");
-    else if (key == "attention") s.attention = parse_attention_value(value, where + ": attention");
-    else if (key == "elementwise") s.eager_elementwise = parse_eager_elementwise(value, where);
-    else if (key == "split") s.split = parse_int_list(value, where, key, 1);
-    else if (key == "place") s.placement = parse_int_list(value, where, key, 0);
-    else if (key == "stages") s.stages = detail::parse_stages(value, where);
-    else if (key == "layers") layer_groups = detail::parse_layer_groups(value, where);
-    else
-      throw InputError(fmt::format("{}: unknown key '{}' (valid keys: {})", where, key, core::join(valid_keys())));
+    const StrategyKey* row = find_strategy_key(key);
+    if (!row) throw InputError(fmt::format("{}: unknown key '{}' (valid keys: {})", where, key, strategy_key_list()));
+    row->parse(s, row->name, value, where, state);
     if (comma == text.size()) break;
   }
-  if (!schedule_given && s.virtual_stages > 1) s.schedule = Schedule::interleaved;
+  if (!state.schedule_given && s.virtual_stages > 1) s.schedule = Schedule::interleaved;
   if (s.virtual_stages == 0) s.virtual_stages = 1;
-  if (layer_groups) detail::attach_layer_groups(s.stages, std::move(*layer_groups), where);
+  if (state.layer_groups) detail::attach_layer_groups(s.stages, std::move(*state.layer_groups), where);
   return s;
 }
 
-namespace {
-// The per-stage form: the shared keys, then the stages (dp, tp, split and place belong to them).
-std::string stages_form_to_cli(const Strategy& s) {
-  std::string out = s.pp > 0 ? fmt::format("pp={},", s.pp) : std::string();
-  out += fmt::format("mbs={},gbs={},schedule={},zero={},recompute={},sp={},dtype={}", s.micro_batch, s.global_batch,
-                     to_string(s.schedule), s.zero_stage, model::to_string(s.recompute),
-                     s.sequence_parallel ? "on" : "off", hw::to_string(s.dtype));
-  if (!s.recompute_layers.empty()) out += ",rlayers=" + join_ints(s.recompute_layers, '+');
-  if (s.recompute_early_stop) out += ",earlystop=on";  // off (Megatron) is the default: left out
-  if (s.attention) out += fmt::format(",attention={}", model::to_string(*s.attention));
-  if (s.tp_overlap) out += ",overlap=on";
-  if (s.tp_async) out += ",overlap=async";
-  if (s.eager_elementwise) out += ",elementwise=eager";
-  if (s.fp8_separate_casts) out += ",fp8cast=separate";
-  out += ",stages=" + detail::stages_to_cli(s.stages);
-  if (const auto layers = detail::layer_groups_to_cli(s.stages); !layers.empty()) out += ",layers=" + layers;
-  return out;
-}
-}  // namespace
-
+// The keys in table order; the uniform_only ones in the uniform form only (the per-stage form's stages hold them).
 std::string to_cli_string(const Strategy& s) {
-  if (!s.stages.empty()) return stages_form_to_cli(s);
-  std::string out = fmt::format("dp={},tp={},pp={},mbs={},gbs={},v={},schedule={},zero={},recompute={},sp={},dtype={}",
-                                s.dp, s.tp, s.pp, s.micro_batch, s.global_batch, s.virtual_stages,
-                                to_string(s.schedule), s.zero_stage, model::to_string(s.recompute),
-                                s.sequence_parallel ? "on" : "off", hw::to_string(s.dtype));
-  if (!s.recompute_layers.empty()) out += ",rlayers=" + join_ints(s.recompute_layers, '+');
-  if (s.recompute_early_stop) out += ",earlystop=on";  // off (Megatron) is the default: left out
-  if (!s.split.empty()) out += ",split=" + join_ints(s.split, '+');
-  // The identity placement is the default: leave it out (same strategy after complete_strategy, shorter line).
-  bool identity = true;
-  for (std::size_t i = 0; i < s.placement.size(); ++i) identity = identity && s.placement[i] == static_cast<int>(i);
-  if (!identity) out += ",place=" + join_ints(s.placement, '+');
-  if (s.attention) out += fmt::format(",attention={}", model::to_string(*s.attention));
-  if (s.tp_overlap) out += ",overlap=on";  // off (Megatron) is the default: left out
-  if (s.tp_async) out += ",overlap=async";
-  if (s.eager_elementwise) out += ",elementwise=eager";  // fused (the default) is left out
-  if (s.fp8_separate_casts) out += ",fp8cast=separate";  // fused (the default) is left out
-  if (s.cp > 1) out += fmt::format(",cp={}", s.cp);  // cp = 1 (the default) is left out
+  const bool per_stage = !s.stages.empty();
+  std::string out;
+  for (const auto& k : strategy_keys()) {
+    if (per_stage && k.uniform_only) continue;
+    if (const auto value = k.text(s)) {
+      if (!out.empty()) out += ',';
+      out += fmt::format("{}={}", k.name, *value);
+    }
+  }
   return out;
 }
 
 namespace {
-// The keys both JSON forms share, in their order: schedule, zero, recompute, recompute_layers, sp, dtype.
-void shared_keys_to_json(const Strategy& s, nlohmann::ordered_json& j) {
-  j["schedule"] = std::string(to_string(s.schedule));
-  j["zero"] = s.zero_stage;
-  j["recompute"] = std::string(model::to_string(s.recompute));
-  j["recompute_layers"] = s.recompute_layers;
-  if (s.recompute_early_stop) j["recompute_early_stop"] = true;  // off (Megatron) is the default: left out
-  j["sp"] = s.sequence_parallel;
-  j["dtype"] = std::string(hw::to_string(s.dtype));
-  if (s.tp_overlap) j["overlap"] = true;  // off (Megatron) is the default: left out
-  if (s.tp_async) j["overlap"] = "async";
-  if (s.eager_elementwise) j["elementwise"] = "eager";  // fused (the default) is left out
-  if (s.fp8_separate_casts) j["fp8_cast"] = "separate";  // fused (the default) is left out
+// The keys with a JSON field of their own, in JSON order (json_rank).
+const std::vector<const StrategyKey*>& json_keys() {
+  static const std::vector<const StrategyKey*> keys = [] {
+    std::vector<const StrategyKey*> v;
+    for (const auto& k : strategy_keys())
+      if (!k.json_name.empty()) v.push_back(&k);
+    std::stable_sort(v.begin(), v.end(), [](const auto* a, const auto* b) { return a->json_rank < b->json_rank; });
+    return v;
+  }();
+  return keys;
 }
 }  // namespace
 
 nlohmann::ordered_json to_json(const Strategy& s) {
-  nlohmann::ordered_json j;
-  if (!s.stages.empty()) {  // per-stage form: no dp, tp, v, split, placement (the stages hold them)
-    if (s.pp > 0) j["pp"] = s.pp;
-    j["mbs"] = s.micro_batch;
-    j["gbs"] = s.global_batch;
-    shared_keys_to_json(s, j);
-    if (s.attention) j["attention"] = std::string(model::to_string(*s.attention));
-    j["stages"] = detail::stages_to_json(s.stages);
-    return j;
-  }
-  j["dp"] = s.dp;
-  j["tp"] = s.tp;
-  j["pp"] = s.pp;
-  if (s.cp > 1) j["cp"] = s.cp;  // cp = 1 (the default) is left out
-  j["mbs"] = s.micro_batch;
-  j["gbs"] = s.global_batch;
-  j["v"] = s.virtual_stages;
-  shared_keys_to_json(s, j);
-  j["split"] = s.split;
-  j["placement"] = s.placement;
-  if (s.attention) j["attention"] = std::string(model::to_string(*s.attention));
+  const bool per_stage = !s.stages.empty();  // per-stage form: no dp, tp, v, split, placement (the stages hold them)
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto* k : json_keys())
+    if (!(per_stage && k->uniform_only)) k->write_json(s, j);
   return j;
 }
-
-using detail::json_int_list;
-using detail::json_small_int;
 
 Strategy strategy_from_json(const nlohmann::json& j, const std::string& origin) {
   const core::JsonWhere where{origin, ""};
   core::expect_object(j, where);
-  static const std::set<std::string> known = {"dp",  "tp",       "pp",  "mbs",   "gbs",   "v",        "schedule",
-                                              "zero", "recompute", "recompute_layers", "sp", "dtype", "split",
-                                              "placement", "attention", "stages", "overlap", "cp", "elementwise",
-                                              "recompute_early_stop", "fp8_cast"};
+  std::set<std::string> known;
+  for (const auto* k : json_keys()) known.emplace(k->json_name);
   for (const auto& [k, _] : j.items())
     if (!known.count(k))
       core::fail(where.field(k), fmt::format("unknown field (valid: {})",
                                              core::join(std::vector<std::string>(known.begin(), known.end()))));
   Strategy s;
-  s.dp = json_small_int(j, "dp", where, 1, 0);
-  s.tp = json_small_int(j, "tp", where, 1, 0);
-  s.pp = json_small_int(j, "pp", where, 1, 0);
-  s.cp = json_small_int(j, "cp", where, 1, 1);
-  s.micro_batch = json_small_int(j, "mbs", where, 1, 1);
-  if (core::has_field(j, "gbs")) {
-    s.global_batch = core::get_positive_int(j, "gbs", where);
-    if (s.global_batch > (std::int64_t{1} << 40)) core::fail(where.field("gbs"), "out of range");
-  } else {
-    s.global_batch = 0;
-  }
-  s.virtual_stages = json_small_int(j, "v", where, 1, 1);
-  if (auto sch = core::opt_string(j, "schedule", where))
-    s.schedule = parse_schedule(*sch, where.field("schedule").str());
-  else if (s.virtual_stages > 1)
-    s.schedule = Schedule::interleaved;
-  s.zero_stage = json_small_int(j, "zero", where, 0, 0);
-  if (s.zero_stage > 3) core::fail(where.field("zero"), "must be a ZeRO stage 0..3");
-  if (auto rc = core::opt_string(j, "recompute", where))
-    s.recompute = model::parse_recompute(*rc, where.field("recompute").str());
-  s.recompute_layers = json_int_list(j, "recompute_layers", where, 0);
-  if (auto es = core::opt_bool(j, "recompute_early_stop", where)) s.recompute_early_stop = *es;
-  if (auto sp = core::opt_bool(j, "sp", where)) s.sequence_parallel = *sp;
-  if (j.contains("overlap") && j["overlap"].is_string())
-    parse_overlap(j["overlap"].get<std::string>(), where.str(), s);  // "async" (or "on"/"off")
-  else if (auto ov = core::opt_bool(j, "overlap", where)) s.tp_overlap = *ov;
-  if (auto dt = core::opt_string(j, "dtype", where)) s.dtype = hw::parse_dtype(*dt, where.field("dtype").str());
-  if (auto ew = core::opt_string(j, "elementwise", where))
-    s.eager_elementwise = parse_eager_elementwise(*ew, where.str());
-  if (auto fc = core::opt_string(j, "fp8_cast", where)) s.fp8_separate_casts = parse_fp8_cast(*fc, where.str());
-  s.split = json_int_list(j, "split", where, 1);
-  s.placement = json_int_list(j, "placement", where, 0);
-  if (auto at = core::opt_string(j, "attention", where))
-    s.attention = parse_attention_value(*at, where.field("attention").str());
-  if (core::has_field(j, "stages")) s.stages = detail::stages_from_json(j.at("stages"), where.field("stages"));
+  for (const auto* k : json_keys()) k->read_json(j, where, s);
   return s;
 }
 

@@ -233,16 +233,16 @@ void require_uniform(const Strategy& s, std::string_view doing) {
   for (const auto& st : s.stages)
     if (st.dp != st0.dp || st.tp != st0.tp)
       throw core::InputError(fmt::format(
-          "strategy: per-stage (dp, tp) differs between stages: {} such strategies is not built yet (issue 14 built "
-          "their cost model, `strata estimate`, and their search, `strata plan --per-stage`)", doing));
+          "strategy: per-stage (dp, tp) differs between stages: {} such strategies is not supported yet (`strata "
+          "estimate` costs them and `strata plan --per-stage` searches them)", doing));
   for (const auto& st : s.stages)
     if (!st.layer_choices.empty())
-      throw core::InputError(fmt::format("strategy: per-layer choices (layers=): {} them is issues 16 (Galvatron-BMW "
-                                         "per-layer strategies) and 17 (Oases overlapped TP), not yet built",
+      throw core::InputError(fmt::format("strategy: per-layer choices (layers=): {} them is not supported yet "
+                                         "(Galvatron-BMW per-layer strategies, Oases overlapped TP)",
                                          doing));
   throw core::InputError(fmt::format("strategy: the stages use {} devices and leave the rest of the cluster idle: {} "
-                                     "such strategies is not built yet (issue 14 built their cost model, `strata "
-                                     "estimate`, and their search, `strata plan --per-stage`)",
+                                     "such strategies is not supported yet (`strata estimate` costs them and "
+                                     "`strata plan --per-stage` searches them)",
                                      devices_used(s), doing));
 }
 

@@ -4,6 +4,8 @@
 
 #include "unit_memo.hpp"
 
+#include "strata/cost/strategy_keys.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -113,17 +115,16 @@ cost::Strategy make_strategy(const DegreeUnit& u, const Variant& var, const Sche
 
 cost::Strategy make_strategy_light(const DegreeUnit& u, const Variant& var, const ScheduleChoice& sc) {
   cost::Strategy s;
+  // The keys the search does not enumerate (gbs, dtype, elementwise, earlystop, fp8cast, optim, ...): the unit's,
+  // as the strategy-key table lists them (cost/strategy_keys.hpp); then the degree unit's and the variant's.
+  cost::copy_unsearched_keys(u.proto, s);
   s.dp = u.proto.dp;
   s.tp = u.proto.tp;
   s.pp = u.proto.pp;
   s.cp = u.proto.cp;
-  s.global_batch = u.proto.global_batch;
-  s.dtype = u.proto.dtype;
-  s.eager_elementwise = u.proto.eager_elementwise;
-  s.fp8_separate_casts = u.proto.fp8_separate_casts;
   s.micro_batch = var.mbs;
   s.recompute = var.recompute;
-  s.recompute_early_stop = u.proto.recompute_early_stop && var.recompute == model::Recompute::full;
+  s.recompute_early_stop = s.recompute_early_stop && var.recompute == model::Recompute::full;  // its rule
   s.sequence_parallel = var.sp;
   s.zero_stage = var.zero;
   s.tp_overlap = var.overlap;
@@ -164,12 +165,8 @@ ClassCosts class_costs(const model::Model& m, const LayerIndex& li, const Degree
     thread_local std::vector<double> key;
     key.clear();
     std::apply([&](auto... f) { (key.push_back(static_cast<double>(f)), ...); }, ctx_key(cc.ctx[k]));
-    for (double f : {double(s.dp), double(s.tp), double(s.pp), double(s.cp), double(s.global_batch),
-                     double(static_cast<int>(s.dtype)), double(s.micro_batch), double(static_cast<int>(s.recompute)),
-                     double(s.sequence_parallel), double(s.zero_stage), double(s.tp_overlap), double(s.tp_async),
-                     double(s.eager_elementwise), double(s.recompute_early_stop), double(s.fp8_separate_casts),
-                     double(static_cast<int>(s.schedule)), double(s.virtual_stages)})
-      key.push_back(f);
+    // The strategy's part: every key the table marks enters_cost (a key left out would return stale costs).
+    cost::append_cost_key(s, key);
     {
       std::lock_guard<std::mutex> lock(memo.mu);
       if (auto it = memo.rows.find(key); it != memo.rows.end()) {

@@ -252,10 +252,12 @@ TEST(CostStrategyStages, ConsumersRaiseOneClearError) {
   // Costing them is issue 14's cost/per_stage; the pipeline program (simulator, executor) still refuses them.
   EXPECT_GT(estimate(m, c, differ).iteration_time_s, 0);
   EXPECT_EQ(error_of([&] { require_uniform(differ, "simulating"); }),
-            "strategy: per-stage (dp, tp) differs between stages: simulating such strategies is not built yet (issue "
-            "14 built their cost model, `strata estimate`, and their search, `strata plan --per-stage`)");
+            "strategy: per-stage (dp, tp) differs between stages: simulating such strategies is not supported yet "
+            "(`strata estimate` costs them and `strata plan --per-stage` searches them)");
   const auto layered = completed("gbs=8,stages=v100:dp2:tp2:5/t4:dp2:tp2:5,layers=tp1*5/-", m, c);
-  EXPECT_NE(error_of([&] { (void)estimate(m, c, layered); }).find("issues 16"), std::string::npos);
+  EXPECT_NE(error_of([&] { (void)estimate(m, c, layered); }).find("per-layer choices (layers=): costing them is not "
+                                                                  "supported yet"),
+            std::string::npos);
   const auto idle = completed("gbs=8,stages=v100:dp2:tp2:5/v100:dp2:tp2:5", m, c);
   EXPECT_NE(error_of([&] { require_uniform(idle, "simulating"); }).find("leave the rest of the cluster idle: simulating"),
             std::string::npos);

@@ -24,9 +24,12 @@ struct MemoryBreakdown {
   double buffers_bytes = 0;            // ZeRO-3 gather buffers
   double recompute_bytes = 0;          // one layer's activations re-materialised by its recompute
   double workspace_bytes = 0;          // CUDA context, cuBLAS/NCCL workspaces
+  // The optimizer step's temporaries beyond the activations it finds freed (optim=foreach/forloop; 0 when fused,
+  // the default): cost::optimizer_step_temp_bytes.
+  double optimizer_step_bytes = 0;
   double total_bytes() const {
     return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes + buffers_bytes + recompute_bytes +
-           workspace_bytes;
+           workspace_bytes + optimizer_step_bytes;
   }
 };
 

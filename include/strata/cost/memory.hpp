@@ -6,9 +6,17 @@
 #include <string>
 #include <string_view>
 
+#include "strata/cost/strategy.hpp"
+
 namespace strata::cost {
 
 struct CostConstants;
+
+// Temporary bytes AdamW's step allocates on a device (the `optim=` key, docs/cost-model.md §Memory): fused 0;
+// foreach one state-sized tensor per parameter whose states the device holds (`state_params`); forloop two
+// tensors of one parameter, bounded by the largest layer (`largest_layer_params`). stage_memory adds what
+// exceeds the memory the step finds freed (MemoryBreakdown::optimizer_step_bytes).
+double optimizer_step_temp_bytes(OptimizerStep step, double state_params, double largest_layer_params);
 
 // Memory kept free on every device: an absolute reserve or a share of the device's capacity. The default
 // (neither given) is the constants' `fragmentation_fraction` of the capacity (5 %: the caching allocator's

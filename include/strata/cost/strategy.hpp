@@ -21,6 +21,14 @@ enum class Schedule { gpipe, one_f_one_b, interleaved, pipedream, two_bw };
 std::string_view to_string(Schedule s);                                     // "gpipe", "1f1b", "interleaved", ...
 Schedule parse_schedule(std::string_view text, const std::string& where);  // InputError otherwise
 
+// How AdamW's step runs (`optim=`, docs/strategy.md): PyTorch's fused kernel (torch.optim.AdamW(fused=True);
+// Megatron's and DeepSpeed's fused Adam alike), foreach (foreach=True, PyTorch's default on CUDA: multi-tensor
+// ops over a whole parameter group, whose out-of-place steps allocate state-sized temporaries) or the for-loop
+// (foreach=False: one parameter at a time). cost::optimizer_step_temp_bytes prices the difference.
+enum class OptimizerStep { fused, foreach, forloop };
+std::string_view to_string(OptimizerStep o);                                         // "fused", "foreach", ...
+OptimizerStep parse_optimizer_step(std::string_view text, const std::string& where);  // InputError otherwise
+
 // --- Per-stage and per-layer choices (docs/strategy.md "Per-stage strategies") ---------------------------------
 // A uniform strategy has one (dp, tp) for every pipeline stage and uses every device (Megatron). A per-stage
 // strategy lists its stages: each its own device set, (dp_i, tp_i) and layer count, optionally one choice per
@@ -93,6 +101,7 @@ struct Strategy {
   bool eager_elementwise = false;
   // Attention kernel; unset = the default of each stage's GPU (attention_kernel_for: flash where supported).
   std::optional<model::AttentionKernel> attention;
+  OptimizerStep optim = OptimizerStep::fused;  // `optim=`: how the AdamW step runs (see OptimizerStep)
   // Layers per pipeline chunk, in chain order (size pp·v), counting entries of the model's layer chain
   // (embedding and head included). Empty = default: blocks spread evenly, embedding with the first chunk, head
   // with the last (Megatron).
@@ -151,8 +160,8 @@ std::string attention_unsupported(model::AttentionKernel kernel, const hw::GpuSp
 // cost model, planner, simulator and executor handle today.
 bool is_uniform(const Strategy& s);
 // The one check consumers that handle only the uniform form call at their entry: InputError naming what the
-// strategy has that they cannot do yet ("per-stage (dp, tp) differs between stages: costing such strategies is
-// issue 14 (not yet built)"). `doing` = "costing", "simulating", "running"...
+// strategy has that they cannot do yet ("per-stage (dp, tp) differs between stages: simulating such strategies is
+// not supported yet (...)"). `doing` = "costing", "simulating", "running"...
 void require_uniform(const Strategy& s, std::string_view doing = "costing");
 
 // One pipeline stage of a complete strategy of either form, so consumers can be written once.

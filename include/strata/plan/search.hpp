@@ -42,6 +42,7 @@ struct PlanOptions {
   // recompute=full gets earlystop=on, every fp8 candidate fp8cast=separate (docs/strategy.md).
   bool recompute_early_stop = false;
   bool fp8_separate_casts = false;
+  cost::OptimizerStep optim = cost::OptimizerStep::fused;  // --optim: how AdamW steps (its temporaries' memory)
   cost::CostOptions cost;          // profile / constants
   bool baselines = true;
   std::uint64_t anneal_seed = 1;   // --placement anneal
