@@ -194,7 +194,9 @@ void register_estimate_commands(CLI::App& app) {
       "zero (0..3), recompute (none|selective|full), rlayers (per-stage recomputed layers a+b+..), sp (on|off),\n"
       "dtype (bf16), split (layers per chunk a+b+.., embedding and head included), place (device per rank),\n"
       "cp (1), attention (the GPU's default kernel), overlap (off|on|async: Oases or chunked collective matmul),\n"
-      "elementwise (fused|eager: fused kernels or one PyTorch kernel per op; fused), earlystop (on|off: full\n"
+      "elementwise (fused|eager: fused kernels or one eager PyTorch kernel per op under autocast, with the\n"
+      "activations each op saves; fused), loss (fused|fp32: Megatron's fused cross-entropy or\n"
+      "cross_entropy(logits.float()); fused), earlystop (on|off: full\n"
       "recompute ends before each block's last GEMM, as PyTorch's non-reentrant checkpoint does; off = Megatron),\n"
       "fp8cast (fused|separate: TransformerEngine's fused casts or torchao's per-operand amax + cast; fused).");
   est->add_option("--model", args->model,

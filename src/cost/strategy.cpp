@@ -66,6 +66,14 @@ bool parse_eager_elementwise(std::string_view text, const std::string& where) {
   throw InputError(fmt::format("{}: elementwise: '{}' is not fused or eager", where, text));
 }
 
+// `loss`: fused (the default: Megatron's fused vocab-parallel cross-entropy) | fp32 (cross_entropy(logits.float())).
+bool parse_fp32_loss(std::string_view text, const std::string& where) {
+  const auto t = core::to_lower(text);
+  if (t == "fused") return false;
+  if (t == "fp32") return true;
+  throw InputError(fmt::format("{}: loss: '{}' is not fused or fp32", where, text));
+}
+
 // "flash" | "eager" | "auto" (= unset: the GPU's default).
 std::optional<model::AttentionKernel> parse_attention_value(std::string_view text, const std::string& where) {
   if (core::to_lower(text) == "auto") return std::nullopt;
@@ -76,7 +84,7 @@ const std::vector<std::string>& valid_keys() {
   static const std::vector<std::string> keys = {"dp",   "tp",       "pp",     "mbs", "gbs",  "v",     "schedule",
                                                 "zero", "recompute", "rlayers", "sp", "dtype", "split", "place",
                                                 "attention", "stages", "layers", "overlap", "cp",
-                                                "elementwise", "earlystop", "fp8cast"};
+                                                "elementwise", "earlystop", "fp8cast", "loss"};
   return keys;
 }
 
@@ -163,6 +171,7 @@ Strategy parse_strategy(std::string_view text, const std::string& where) {
     else if (key == "dtype") s.dtype = hw::parse_dtype(value, where + ": dtype");
     else if (key == "attention") s.attention = parse_attention_value(value, where + ": attention");
     else if (key == "elementwise") s.eager_elementwise = parse_eager_elementwise(value, where);
+    else if (key == "loss") s.fp32_loss = parse_fp32_loss(value, where);
     else if (key == "split") s.split = parse_int_list(value, where, key, 1);
     else if (key == "place") s.placement = parse_int_list(value, where, key, 0);
     else if (key == "stages") s.stages = detail::parse_stages(value, where);
@@ -190,6 +199,7 @@ std::string stages_form_to_cli(const Strategy& s) {
   if (s.tp_overlap) out += ",overlap=on";
   if (s.tp_async) out += ",overlap=async";
   if (s.eager_elementwise) out += ",elementwise=eager";
+  if (s.fp32_loss) out += ",loss=fp32";
   if (s.fp8_separate_casts) out += ",fp8cast=separate";
   out += ",stages=" + detail::stages_to_cli(s.stages);
   if (const auto layers = detail::layer_groups_to_cli(s.stages); !layers.empty()) out += ",layers=" + layers;
@@ -214,6 +224,7 @@ std::string to_cli_string(const Strategy& s) {
   if (s.tp_overlap) out += ",overlap=on";  // off (Megatron) is the default: left out
   if (s.tp_async) out += ",overlap=async";
   if (s.eager_elementwise) out += ",elementwise=eager";  // fused (the default) is left out
+  if (s.fp32_loss) out += ",loss=fp32";                  // fused (the default) is left out
   if (s.fp8_separate_casts) out += ",fp8cast=separate";  // fused (the default) is left out
   if (s.cp > 1) out += fmt::format(",cp={}", s.cp);  // cp = 1 (the default) is left out
   return out;
@@ -232,6 +243,7 @@ void shared_keys_to_json(const Strategy& s, nlohmann::ordered_json& j) {
   if (s.tp_overlap) j["overlap"] = true;  // off (Megatron) is the default: left out
   if (s.tp_async) j["overlap"] = "async";
   if (s.eager_elementwise) j["elementwise"] = "eager";  // fused (the default) is left out
+  if (s.fp32_loss) j["loss"] = "fp32";                   // fused (the default) is left out
   if (s.fp8_separate_casts) j["fp8_cast"] = "separate";  // fused (the default) is left out
 }
 }  // namespace
@@ -270,7 +282,7 @@ Strategy strategy_from_json(const nlohmann::json& j, const std::string& origin) 
   static const std::set<std::string> known = {"dp",  "tp",       "pp",  "mbs",   "gbs",   "v",        "schedule",
                                               "zero", "recompute", "recompute_layers", "sp", "dtype", "split",
                                               "placement", "attention", "stages", "overlap", "cp", "elementwise",
-                                              "recompute_early_stop", "fp8_cast"};
+                                              "recompute_early_stop", "fp8_cast", "loss"};
   for (const auto& [k, _] : j.items())
     if (!known.count(k))
       core::fail(where.field(k), fmt::format("unknown field (valid: {})",
@@ -305,6 +317,7 @@ Strategy strategy_from_json(const nlohmann::json& j, const std::string& origin) 
   if (auto dt = core::opt_string(j, "dtype", where)) s.dtype = hw::parse_dtype(*dt, where.field("dtype").str());
   if (auto ew = core::opt_string(j, "elementwise", where))
     s.eager_elementwise = parse_eager_elementwise(*ew, where.str());
+  if (auto ls = core::opt_string(j, "loss", where)) s.fp32_loss = parse_fp32_loss(*ls, where.str());
   if (auto fc = core::opt_string(j, "fp8_cast", where)) s.fp8_separate_casts = parse_fp8_cast(*fc, where.str());
   s.split = json_int_list(j, "split", where, 1);
   s.placement = json_int_list(j, "placement", where, 0);

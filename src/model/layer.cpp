@@ -160,9 +160,10 @@ LayerCost layer_cost(const LayerSpec& layer, const LayerQuery& q) {
   c.B = q.bytes_per_element;
   c.Bg = q.gemm_input_bytes_per_element > 0 ? q.gemm_input_bytes_per_element : c.B;
   c.flash = is_fused(q.attention);
-  // The eager stack runs autocast over fp32 parameters: its residual stream is fp32 (layer_eager.cpp).
+  // The eager stack under autocast over fp32 parameters has an fp32 residual stream (layer_eager.cpp); with
+  // 16-bit parameters (FSDP mixed precision) it stays in the compute dtype.
   c.eager = q.eager_elementwise;
-  c.R = c.eager ? std::max(c.B, 4.0) : c.B;
+  c.R = c.eager && !q.eager_bf16_params ? std::max(c.B, 4.0) : c.B;
   c.loss = q.loss;
   c.legacy_mean = q.legacy_mean_saves_input;
   if (q.cp > 1) {  // context parallelism: the rank's seq/cp tokens, attending over the whole sequence

@@ -25,6 +25,10 @@
 //    The output's transpose().contiguous() copy is the projection's saved input. SDPA's fused kernels (flash,
 //    memory-efficient) save Q, K, V (K/V repeated: the kernels of torch ≤ 2.4 take no GQA), the output (the
 //    projection's input: one storage) and a fp32 log-sum-exp per row and head instead of the probabilities.
+//  - with 16-bit parameters (LayerQuery::eager_bf16_params: FSDP/FSDP2 mixed precision, DeepSpeed bf16) the
+//    residual stream is bf16, RMSNorm upcasts it (HF's and torchtitan's x.float(): a saved fp32 copy, 4h) and
+//    casts back, LayerNorm saves its bf16 input as it is (torchtitan runs no autocast; MPT's LPLayerNorm runs in
+//    bf16 with autocast off), and every GEMM reads that one 16-bit norm output (no per-GEMM casts).
 //  - GELU saves its input and fc2 its output; SiLU saves its input, the gate product saves both factors and w2
 //    saves the product (4 inner tensors); ReLU saves its output (= fc2's input).
 #include <algorithm>
@@ -36,8 +40,10 @@ namespace strata::model::detail {
 double eager_norm_saved_bytes(Norm norm, double width, double input_bytes, bool legacy_mean) {
   const double upcast = input_bytes < 4 ? 4 * width : 0;  // fp32 copy of a 16-bit input, saved in its place
   switch (norm) {
-    case Norm::layernorm: return upcast + 8;            // + mean and rstd
-    case Norm::rmsnorm:                                 // + rsqrt, the normalised x in the input's dtype
+    // mean and rstd; a 16-bit input is saved as it is (the residual itself): torchtitan runs no autocast, and
+    // MPT's LPLayerNorm (llm-foundry) runs layer_norm in bf16 with autocast disabled.
+    case Norm::layernorm: return 8;
+    case Norm::rmsnorm:  // + rsqrt, the normalised x in the input's dtype
       return upcast + 4 + input_bytes * width + (legacy_mean ? 4 * width : 0);
     case Norm::none: return 0;
   }
@@ -128,7 +134,8 @@ SavedBytes eager_module_saved_bytes(const EagerModuleQuery& q) {
     case EagerModule::layernorm:
     case EagerModule::rmsnorm: {
       const Norm n = q.module == EagerModule::layernorm ? Norm::layernorm : Norm::rmsnorm;
-      s.boundary_bytes = in >= 4 ? in * h : 0;  // a 16-bit input is upcast; the copy is saved instead
+      // RMSNorm upcasts a 16-bit input and saves the copy instead; LayerNorm saves any input as it is.
+      s.boundary_bytes = in >= 4 || n == Norm::layernorm ? in * h : 0;
       s.intermediate_bytes = detail::eager_norm_saved_bytes(n, h, in, q.legacy_mean_saves_input);
       break;
     }

@@ -98,6 +98,21 @@ TEST(EagerStack, LlamaBlockByHand) {
   EXPECT_GT(c.act_total_bytes(), 1.5 * layer_cost(l, fused).act_total_bytes());
 }
 
+// With 16-bit parameters (FSDP mixed precision) the residual stream is bf16 and each GEMM group reads one bf16
+// norm output; the RMSNorms still save their fp32 upcast: per token inputs 4h, norms 2·(4h + 4 + 2h), norm
+// outputs 4h, Q/K/V/projection 8h, SwiGLU 8f, probabilities 6as.
+TEST(EagerStack, Bf16ParametersKeepABf16ResidualStream) {
+  const LayerSpec l = llama3_8b_block();
+  LayerQuery q = eager_query(1, 1024);
+  q.eager_bf16_params = true;
+  const double h = 4096, f = 14336, a = 32, s = 1024;
+  const LayerCost c = layer_cost(l, q);
+  EXPECT_DOUBLE_EQ(c.act_boundary_bytes, s * 2 * h);
+  EXPECT_DOUBLE_EQ(c.act_total_bytes(), s * (4 * h + 2 * (6 * h + 4) + 4 * h + 8 * h + 8 * f + 6 * a * s));
+  q.eager_bf16_params = false;
+  EXPECT_GT(layer_cost(l, q).act_total_bytes(), c.act_total_bytes());
+}
+
 // Under a fused attention kernel (SDPA flash) the s² term disappears; K and V are still repeated to every head
 // (repeat_kv before SDPA) and the kernel adds its fp32 log-sum-exp.
 TEST(EagerStack, FlashKeepsRepeatedKeysAndValues) {

@@ -151,6 +151,10 @@ struct LayerQuery {
   // activations follow what each eager op saves for backward (model/layer_eager.cpp, docs/cost-model.md
   // §Activation memory per stack) instead of the fused kernels' Korthikanti accounting.
   bool eager_elementwise = false;
+  // The eager stack with 16-bit compute parameters instead of autocast over fp32 ones: FSDP's
+  // MixedPrecision(param_dtype=bf16) and FSDP2's MixedPrecisionPolicy (torchtitan), llm-foundry's PURE, DeepSpeed's
+  // bf16 mode. The residual stream is then bf16 and the GEMMs read the norm output directly (no per-GEMM casts).
+  bool eager_bf16_params = false;
   LossPath loss = LossPath::fused;       // the LM head's loss path (lm_head layers only)
   // torch 1.13's autograd formula for mean.dim saved its input (2.x saves its sizes only): one extra fp32 [s,b,h]
   // per RMSNorm as Hugging Face writes it. Only for comparing with data/calibration/saved_tensors_cpu.json,
