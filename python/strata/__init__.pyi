@@ -220,6 +220,7 @@ def estimate(model: ModelLike, cluster: ClusterLike, strategy: Optional[Strategy
              sp: StrategyKeyValue = ..., dtype: StrategyKeyValue = ..., rlayers: StrategyKeyValue = ...,
              earlystop: StrategyKeyValue = ..., split: StrategyKeyValue = ..., place: StrategyKeyValue = ...,
              attention: StrategyKeyValue = ..., overlap: StrategyKeyValue = ..., elementwise: StrategyKeyValue = ...,
+             loss: StrategyKeyValue = ...,
              fp8_cast: StrategyKeyValue = ..., cp: StrategyKeyValue = ..., optim: StrategyKeyValue = ...,
              stages: StrategyKeyValue = ..., layers: StrategyKeyValue = ...) -> Estimate: ...
 def plan(model: ModelLike, cluster: ClusterLike, gbs: Union[int, str], *, seq: Optional[int] = ..., top: int = ...,

@@ -296,6 +296,11 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
   q.bytes_per_element = recipe.activation_bytes_per_element;
   q.gemm_input_bytes_per_element = recipe.gemm_input_activation_bytes_per_element;
   q.attention = attention_kernel_for(s, ctx.cluster->gpu_types[ctx.gpu_type]);
+  q.eager_elementwise = s.eager_elementwise;  // the eager stack's saved tensors (model/layer_eager.cpp)
+  // Sharded data parallelism on the eager stack is FSDP / DeepSpeed, whose mixed precision keeps 16-bit compute
+  // parameters (no autocast over fp32 ones): llm-foundry, torchtitan. Plain loops and DDP run autocast.
+  q.eager_bf16_params = s.eager_elementwise && s.zero_stage >= 1 && s.dp > 1;
+  q.loss = s.fp32_loss ? model::LossPath::fp32 : model::LossPath::fused;
   q.cp = s.cp;
   const model::LayerCost lc = model::layer_cost(layer, q);
   double attention_s = 0;      // the attention core's forward compute (what hides ring attention's K/V exchange)

@@ -377,6 +377,22 @@ const StrategyKey kKeys[] = {
          s.eager_elementwise = parse_choice(*ew, w.str(), "elementwise", "fused", "eager");
      },
      .cost_values = cost_field<&Strategy::eager_elementwise>, .copy = copy_field<&Strategy::eager_elementwise>},
+    {.name = "loss", .values = "fused|fp32", .default_text = "fused",
+     .rule = "", .help = "the LM head's loss path: Megatron's fused vocab-parallel cross-entropy or "
+     "cross_entropy(logits.float()) (fp32 logits, log-softmax and gradient kept per micro-batch)",
+     .json_name = "loss", .python_name = "loss", .json_rank = 165, .enters_cost = true,
+     .parse = [](Strategy& s, std::string_view k, std::string_view v, const std::string& where, KeyParseState&) {
+       s.fp32_loss = parse_choice(v, where, k, "fused", "fp32");
+     },
+     .text = [](const Strategy& s) -> std::optional<std::string> {
+       if (!s.fp32_loss) return std::nullopt;
+       return "fp32";
+     },
+     .write_json = [](const Strategy& s, J& j) { if (s.fp32_loss) j["loss"] = "fp32"; },
+     .read_json = [](const Json& j, const JsonWhere& w, Strategy& s) {
+       if (auto l = core::opt_string(j, "loss", w)) s.fp32_loss = parse_choice(*l, w.str(), "loss", "fused", "fp32");
+     },
+     .cost_values = cost_field<&Strategy::fp32_loss>, .copy = copy_field<&Strategy::fp32_loss>},
     {.name = "fp8cast", .values = "fused|separate", .default_text = "fused (TransformerEngine)",
      .rule = "separate needs dtype=fp8", .help = "fp8 casts: fused into the neighbouring ops or torchao's per-operand "
      "amax + cast", .json_name = "fp8_cast", .python_name = "fp8_cast", .json_rank = 170, .plan_option = true,

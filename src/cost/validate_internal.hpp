@@ -32,4 +32,10 @@ double pct_error(double predicted, double measured);
 // (validate_layers.cpp). Never fitted.
 void measured_layer_rows(const CostConstants& k, const hw::Catalog& catalog, std::vector<ValidationRow>& out);
 
+// The eager stack's saved-tensor closed forms against data/calibration/saved_tensors_cpu.json (torch 1.13, CPU;
+// validate_saved.cpp): one row per module or block, metric saved_bytes, dataset kSavedTensorsDataset (a memory
+// source: target ≤ 5 % mean, not part of the throughput overall). Never fitted.
+inline constexpr const char* kSavedTensorsDataset = "PyTorch saved tensors (CPU)";
+void saved_tensor_rows(std::vector<ValidationRow>& out);
+
 }  // namespace strata::cost::detail

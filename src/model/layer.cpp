@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <stdexcept>
 #include <utility>
@@ -51,6 +52,18 @@ constexpr std::array<std::pair<const char*, AttentionKernel>, 4> kAttention{
      {"flash1", AttentionKernel::flash1},
      {"cudnn", AttentionKernel::cudnn}}};
 
+constexpr std::array<std::pair<const char*, LossPath>, 2> kLoss{{{"fused", LossPath::fused}, {"fp32", LossPath::fp32}}};
+
+// The `kind` of a row of data/calibration/saved_tensors_cpu.json.
+constexpr std::array<std::pair<const char*, EagerModule>, 8> kEagerModules{{{"linear", EagerModule::linear},
+                                                                            {"layernorm", EagerModule::layernorm},
+                                                                            {"rmsnorm", EagerModule::rmsnorm},
+                                                                            {"mlp_gelu", EagerModule::mlp_gelu},
+                                                                            {"mlp_swiglu", EagerModule::mlp_swiglu},
+                                                                            {"dropout", EagerModule::dropout},
+                                                                            {"attention", EagerModule::attention},
+                                                                            {"loss_fp32", EagerModule::loss_fp32}}};
+
 template <typename E, std::size_t N>
 std::string_view name_of(E value, const std::array<std::pair<const char*, E>, N>& table) {
   for (const auto& [name, v] : table)
@@ -71,6 +84,13 @@ Recompute parse_recompute(std::string_view text, const std::string& where) {
 std::string_view to_string(AttentionKernel k) { return name_of(k, kAttention); }
 AttentionKernel parse_attention_kernel(std::string_view text, const std::string& where) {
   return parse_enum(text, where, "attention kernel", kAttention);
+}
+std::string_view to_string(LossPath l) { return name_of(l, kLoss); }
+LossPath parse_loss_path(std::string_view text, const std::string& where) {
+  return parse_enum(text, where, "loss path", kLoss);
+}
+EagerModule parse_eager_module(std::string_view text, const std::string& where) {
+  return parse_enum(text, where, "eager module", kEagerModules);
 }
 std::string_view to_string(LayerKind k) { return name_of(k, kKinds); }
 LayerKind parse_layer_kind(std::string_view text, const std::string& where) {
@@ -140,6 +160,12 @@ LayerCost layer_cost(const LayerSpec& layer, const LayerQuery& q) {
   c.B = q.bytes_per_element;
   c.Bg = q.gemm_input_bytes_per_element > 0 ? q.gemm_input_bytes_per_element : c.B;
   c.flash = is_fused(q.attention);
+  // The eager stack under autocast over fp32 parameters has an fp32 residual stream (layer_eager.cpp); with
+  // 16-bit parameters (FSDP mixed precision) it stays in the compute dtype.
+  c.eager = q.eager_elementwise;
+  c.R = c.eager && !q.eager_bf16_params ? std::max(c.B, 4.0) : c.B;
+  c.loss = q.loss;
+  c.legacy_mean = q.legacy_mean_saves_input;
   if (q.cp > 1) {  // context parallelism: the rank's seq/cp tokens, attending over the whole sequence
     c.s_keys = c.s;
     c.s /= q.cp;

@@ -21,7 +21,39 @@ struct Ctx {
   bool flash = false;    // fused (FlashAttention-style) attention kernel
   double s_keys = 0;     // keys each query attends over in self-attention (context parallelism: the whole
                          //   sequence while s = seq/cp); 0 = s
+  bool eager = false;    // the eager PyTorch stack (LayerQuery::eager_elementwise): layer_eager.cpp's accounting
+  double R = 2;          // bytes per element of the residual stream (eager: fp32 under autocast; else B)
+  LossPath loss = LossPath::fused;
+  bool legacy_mean = false;  // LayerQuery::legacy_mean_saves_input
 };
+
+// ---- the eager stack's saved tensors (layer_eager.cpp); per token and tensor-parallel rank unless noted ----
+// Bytes a norm saves beyond its own input when its input has `input_bytes` per element.
+double eager_norm_saved_bytes(Norm norm, double width, double input_bytes, bool legacy_mean);
+// Bytes saved for `consumers` GEMMs reading one fp32 tensor of `width`: autocast casts it once per GEMM.
+double eager_gemm_inputs_bytes(double width, double consumers, const Ctx& c);
+// Bytes per attention-probability element saved by eager math attention (softmax in fp32).
+double eager_probs_bytes(double B, bool dropout);
+// Bytes per MLP-inner element (one routed token, one of its ffn/t columns) saved by the activation function.
+double eager_activation_bytes(Activation a, double B);
+// The loss path's bytes per head token: saved for backward, and held at the stage's peak besides.
+struct LossBytes {
+  double saved = 0, held = 0;
+};
+LossBytes loss_bytes_per_token(LossPath loss, double vocab_per_rank);
+
+// One sub-block's stored bytes in the accounting of transformer_cost (Acc): on every tp rank (/t under sp),
+// already per rank, and the attention scores (dropped by selective recompute).
+struct StoredPart {
+  double repl = 0, split = 0, score = 0;
+};
+struct AttentionDims {
+  double q_tokens = 0, kv_tokens = 0;  // b·q_len and b·kv_len
+  double probs = 0;                    // attention probabilities of one rank
+  bool cross = false;
+};
+StoredPart eager_attention_stored(const LayerSpec& l, const Ctx& c, const AttentionDims& d);
+StoredPart eager_mlp_stored(const LayerSpec& l, const Ctx& c, double tokens, double routed);
 
 // Parameters of one norm over `width` features (LayerNorm: weight [+ bias]; RMSNorm: weight; none: 0).
 double norm_params(double width, Norm norm, bool bias);

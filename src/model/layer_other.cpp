@@ -14,7 +14,7 @@
 namespace strata::model::detail {
 namespace {
 constexpr double kTokenIdBytes = 8;   // int64 token ids
-constexpr double kLogitBytes = 4;     // cross-entropy keeps fp32 softmax of the logits (Megatron vocab-parallel CE)
+constexpr double kLogitBytes = 4;     // fp32 logits (the loss's memory traffic; its stored bytes: LossPath)
 }  // namespace
 
 LayerCost embedding_cost(const LayerSpec& l, const Ctx& c) {
@@ -47,9 +47,14 @@ LayerCost lm_head_cost(const LayerSpec& l, const Ctx& c) {
   lc.fwd_gemms.push_back({head_tokens, V / c.t, h, 1});  // logits: 2·b·s·h·V in total
   finish_flops(lc);
   const double split = c.sp ? c.t : 1.0;
-  lc.act_boundary_bytes = tokens * h * c.B / split;
-  const double head_input = (l.norm != Norm::none || l.pooled) ? head_tokens * h * c.B / (l.pooled ? 1 : split) : 0;
-  lc.act_intermediate_bytes = head_input + head_tokens * (V / c.t) * kLogitBytes;
+  lc.act_boundary_bytes = tokens * h * c.R / split;  // the final norm's input (eager stack: fp32 residual)
+  double head_input = (l.norm != Norm::none || l.pooled) ? head_tokens * h * c.B / (l.pooled ? 1 : split) : 0;
+  if (c.eager)  // what the eager norm saves and the head GEMM's autocast copy of its input (layer_eager.cpp)
+    head_input = tokens * eager_norm_saved_bytes(l.norm, h, c.R, c.legacy_mean) / split +
+                 head_tokens * eager_gemm_inputs_bytes(h, 1, c) / (l.pooled ? 1 : split);
+  // The loss path (LossPath): fused keeps the fp32 softmax only; fp32 adds the logits and their gradients.
+  const LossBytes loss = loss_bytes_per_token(c.loss, V / c.t);
+  lc.act_intermediate_bytes = head_input + head_tokens * (loss.saved + loss.held);
   lc.fwd_elementwise_bytes = (l.norm != Norm::none ? 2 * tokens * h * c.B / split : 0) +
                              2 * head_tokens * (V / c.t) * kLogitBytes;
   lc.output_bytes = 0;  // the loss

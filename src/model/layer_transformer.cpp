@@ -120,18 +120,24 @@ void add_attention(Acc& acc, const LayerSpec& l, const Ctx& c, double q_len, dou
   acc.op_recompute_flops += 2 * b * q_len * sh.h * (sh.kv_r * sh.d) + 2 * b * q_len * (sh.h / t) * sh.h;
   acc.op_saved_bytes += b * q_len * (sh.h / t + sh.kv_r * sh.d + sh.h / t) * B +  // wq, wv outputs, attention out
                         (c.flash ? b * sh.a_r * q_len * 4.0 : 0.0);               // flash log-sum-exp
-  // Stored activations (Korthikanti accounting, see the file comment).
+  // Stored activations (Korthikanti accounting, see the file comment; the eager stack: layer_eager.cpp).
   const double tokens = b * q_len;
-  acc.repl_bytes += tokens * (sh.h * B + sh.h * c.Bg + (l.dropout ? sh.h : 0));  // norm input, QKV input, mask
-  acc.split_bytes += tokens * (sh.h / t) * (B + c.Bg)                  // Q and the projection input
-                     + b * (cross ? kv_len : q_len) * kv_width_r * B;  // K and V (self: the rank's own)
   const double probs = b * sh.a_r * q_len * span;                       // attention probabilities per rank
-  if (c.flash) {
+  if (c.eager) {
+    const StoredPart p = eager_attention_stored(l, c, {tokens, b * kv_len, probs, cross});
+    acc.repl_bytes += p.repl;
+    acc.split_bytes += p.split;
+    acc.score_bytes += p.score;
+  } else {
+    acc.repl_bytes += tokens * (sh.h * B + sh.h * c.Bg + (l.dropout ? sh.h : 0));  // norm input, QKV input, mask
+    acc.split_bytes += tokens * (sh.h / t) * (B + c.Bg)                  // Q and the projection input
+                       + b * (cross ? kv_len : q_len) * kv_width_r * B;  // K and V (self: the rank's own)
     // FlashAttention keeps one fp32 log-sum-exp per query row and head for its backward (Dao et al. 2022 §3.1);
     // dropout is regenerated from the RNG state, so no mask is stored.
-    acc.split_bytes += b * sh.a_r * q_len * 4.0;
-  } else {
-    acc.score_bytes += probs * (l.dropout ? 2 * B + 1 : B);
+    if (c.flash)
+      acc.split_bytes += b * sh.a_r * q_len * 4.0;
+    else
+      acc.score_bytes += probs * (l.dropout ? 2 * B + 1 : B);
   }
   // Non-GEMM traffic: norm (read+write), softmax (read+write) [+ dropout on probs], residual add (2 reads,
   // 1 write) [+ dropout on the output]. The flash kernel does softmax and dropout in on-chip memory.
@@ -176,8 +182,14 @@ void add_mlp(Acc& acc, const LayerSpec& l, const Ctx& c, double len) {
   acc.op_saved_bytes += tokens * k * (f / t) * B + tokens * h * B / (c.sp ? t : 1.0);
   // Stored: norm input, fc1 input, dropout mask (replicated); activation input/output (GELU: 2·ffn,
   // SwiGLU: gate, up and their product = 3·ffn) per routed token (split); router probabilities.
-  acc.repl_bytes += tokens * (h * B + h * c.Bg + (l.dropout ? h : 0) + (moe ? experts * B : 0));
-  acc.split_bytes += tokens * k * (f / t) * ((swiglu ? 2 : 1) * B + c.Bg);  // the last: fc2's input
+  if (c.eager) {
+    const StoredPart p = eager_mlp_stored(l, c, tokens, k);
+    acc.repl_bytes += p.repl;
+    acc.split_bytes += p.split;
+  } else {
+    acc.repl_bytes += tokens * (h * B + h * c.Bg + (l.dropout ? h : 0) + (moe ? experts * B : 0));
+    acc.split_bytes += tokens * k * (f / t) * ((swiglu ? 2 : 1) * B + c.Bg);  // the last: fc2's input
+  }
   const double repl_tokens = c.sp ? tokens / t : tokens;
   acc.elementwise_bytes += repl_tokens * h * B * (2 + 3 + (l.dropout ? 2 : 0)) +
                            tokens * k * (f / t) * B * (swiglu ? 3 : 2);
@@ -207,7 +219,7 @@ LayerCost transformer_cost(const LayerSpec& l, const Ctx& c) {
   lc.bwd_flops = 2.0 * lc.fwd_flops;
   lc.fwd_elementwise_bytes = acc.elementwise_bytes;
   const double repl = c.sp ? acc.repl_bytes / c.t : acc.repl_bytes;
-  lc.act_boundary_bytes = c.b * c.s * h * c.B / (c.sp ? c.t : 1.0);  // the first norm's input
+  lc.act_boundary_bytes = c.b * c.s * h * c.R / (c.sp ? c.t : 1.0);  // the first norm's input
   const double stored_all = repl + acc.split_bytes + acc.score_bytes;
   double stored = stored_all;
   switch (c.rc) {

@@ -22,7 +22,7 @@ const std::map<std::string, std::string>& other_values() {
       {"dp", "3"},          {"tp", "2"},           {"pp", "2"},         {"mbs", "2"},         {"gbs", "128"},
       {"v", "2"},           {"schedule", "gpipe"}, {"zero", "2"},       {"recompute", "full"}, {"sp", "on"},
       {"dtype", "fp16"},    {"rlayers", "1+2"},    {"earlystop", "on"}, {"split", "5+5"},    {"place", "1+0"},
-      {"attention", "eager"}, {"overlap", "async"}, {"elementwise", "eager"}, {"fp8cast", "separate"},
+      {"attention", "eager"}, {"overlap", "async"}, {"elementwise", "eager"}, {"loss", "fp32"}, {"fp8cast", "separate"},
       {"cp", "2"},          {"optim", "foreach"},  {"stages", "a100:dp1:tp1:4/a100:dp1:tp1:6"},
       {"layers", "tp1*4/tp1.full*6"}};
   return v;

@@ -99,6 +99,10 @@ struct Strategy {
   // (true; `elementwise=eager`: torchtitan without torch.compile, llm-foundry): CostConstants::
   // eager_elementwise_efficiency scales their memory time.
   bool eager_elementwise = false;
+  // The LM head's loss path (`loss=fused|fp32`, model::LossPath): fused (false; Megatron's fused vocab-parallel
+  // cross-entropy keeps only the fp32 softmax) or `cross_entropy(logits.float())` (true; plain PyTorch loops:
+  // bf16 logits, their fp32 log-softmax and its gradients, per micro-batch on the last stage).
+  bool fp32_loss = false;
   // Attention kernel; unset = the default of each stage's GPU (attention_kernel_for: flash where supported).
   std::optional<model::AttentionKernel> attention;
   OptimizerStep optim = OptimizerStep::fused;  // `optim=`: how the AdamW step runs (see OptimizerStep)

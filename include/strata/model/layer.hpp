@@ -34,6 +34,15 @@ inline bool is_fused(AttentionKernel k) { return k != AttentionKernel::eager; }
 std::string_view to_string(AttentionKernel k);
 AttentionKernel parse_attention_kernel(std::string_view text, const std::string& where);  // InputError otherwise
 
+// The loss path of an LM head (strategy key `loss`, docs/cost-model.md §Activation memory per stack). fused:
+// Megatron's fused vocab-parallel cross-entropy, which turns the logits into their fp32 softmax in place and keeps
+// only that (4 bytes per logit). fp32: `cross_entropy(logits.float())` as plain PyTorch loops write it: the caller
+// holds the bf16 logits, log_softmax saves its fp32 output, and its backward holds two more fp32 logit-sized
+// tensors (the incoming and the outgoing gradient) at the stage's peak (14 bytes per logit in all).
+enum class LossPath { fused, fp32 };
+std::string_view to_string(LossPath l);
+LossPath parse_loss_path(std::string_view text, const std::string& where);  // InputError otherwise
+
 enum class LayerKind {
   embedding,        // token (+ learned position) embedding
   transformer,      // decoder/encoder-only block: attention (MHA/GQA/MQA) + MLP (GELU or SwiGLU) [+ MoE]
@@ -138,6 +147,19 @@ struct LayerQuery {
   double bytes_per_element = 2.0;        // activations in fp16/bf16
   double gemm_input_bytes_per_element = 0;  // stored inputs of the linear layers' GEMMs (fp8: 1); 0 = bytes_per_element
   AttentionKernel attention = AttentionKernel::eager;
+  // The eager PyTorch stack (`elementwise=eager`): autocast over fp32 parameters, one kernel per op. Its stored
+  // activations follow what each eager op saves for backward (model/layer_eager.cpp, docs/cost-model.md
+  // §Activation memory per stack) instead of the fused kernels' Korthikanti accounting.
+  bool eager_elementwise = false;
+  // The eager stack with 16-bit compute parameters instead of autocast over fp32 ones: FSDP's
+  // MixedPrecision(param_dtype=bf16) and FSDP2's MixedPrecisionPolicy (torchtitan), llm-foundry's PURE, DeepSpeed's
+  // bf16 mode. The residual stream is then bf16 and the GEMMs read the norm output directly (no per-GEMM casts).
+  bool eager_bf16_params = false;
+  LossPath loss = LossPath::fused;       // the LM head's loss path (lm_head layers only)
+  // torch 1.13's autograd formula for mean.dim saved its input (2.x saves its sizes only): one extra fp32 [s,b,h]
+  // per RMSNorm as Hugging Face writes it. Only for comparing with data/calibration/saved_tensors_cpu.json,
+  // which Debian's torch 1.13 measured; planning models current PyTorch (false).
+  bool legacy_mean_saves_input = false;
   // Context parallelism (ring attention): this rank holds seq/cp tokens of each sample — every per-token term
   // (GEMMs, activations, messages) is /cp — and its queries attend over all seq keys (the score and value products
   // are 1/cp of the whole, load-balanced as Megatron-core splits a causal sequence). Stored K/V are the local ones.
@@ -212,6 +234,26 @@ LayerCost layer_cost(const LayerSpec& layer, const LayerQuery& query);
 // (names may differ). Lets the cost model and the planner cost each distinct layer once (a 128-block model has
 // 3 distinct layers). Extend it with every new field layer_cost reads.
 bool same_cost_shape(const LayerSpec& a, const LayerSpec& b);
+
+// Per-module closed forms of the eager stack (model/layer_eager.cpp), the terms the transformer blocks and LM
+// head sum under LayerQuery::eager_elementwise; tests and `strata validate` compare them with the measured
+// saved-tensor table (data/calibration/saved_tensors_cpu.json, scripts/saved_tensors_probe.py).
+enum class EagerModule { linear, layernorm, rmsnorm, mlp_gelu, mlp_swiglu, dropout, attention, loss_fp32 };
+EagerModule parse_eager_module(std::string_view text, const std::string& where);  // the table's `kind`
+struct EagerModuleQuery {
+  EagerModule module = EagerModule::linear;
+  std::int64_t hidden = 0, ffn = 0, heads = 0, kv_heads = 0, vocab = 0, micro_batch = 1, seq = 0;
+  bool dropout = false;         // dropout after the module (attention: also on the probabilities)
+  bool fused_qkv = true;        // attention: one Q/K/V projection (one cast of its input) or three
+  double input_bytes = 4;       // the module input's dtype (autocast: fp32 residual stream 4; bf16 2)
+  bool autocast = true;         // autocast(bf16) casts fp32 GEMM inputs to a saved bf16 copy
+  bool legacy_mean_saves_input = false;  // LayerQuery::legacy_mean_saves_input
+};
+struct SavedBytes {
+  double boundary_bytes = 0;      // the module's own input, when its ops save it
+  double intermediate_bytes = 0;  // every other activation saved (parameters and their autocast casts excluded)
+};
+SavedBytes eager_module_saved_bytes(const EagerModuleQuery& q);
 
 // Empty when the layer can be split over `tp` tensor-parallel ranks, else the reason (one line). Transformer
 // blocks need tp | heads and (tp | kv_heads or kv_heads | tp); conv blocks support tp = 1 only; embedding,
