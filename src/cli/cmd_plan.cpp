@@ -31,6 +31,7 @@ namespace {
 struct PlanArgs {
   std::string model, cluster, space = "full", placement = "hetero", json_file, profile, dtype = "bf16", memory_headroom,
       report_file, elementwise = "fused", fp8_cast = "fused", optim = "fused";
+  std::string objective = "margin";    // --objective: margin (safest within 2 % of the fastest) or fastest
   bool earlystop = false;              // --earlystop: full recompute as PyTorch's non-reentrant checkpoint
   bool memory_headroom_given = false;  // set even for an empty value (rejected)
   std::int64_t gbs = 0;                // 0 = --gbs auto
@@ -78,6 +79,7 @@ std::vector<std::string> plan_row(const std::string& name, const hw::Cluster& c,
           fmt::format("{:.1f}", e.tflops_per_gpu),
           fmt::format("{:.1f}%", 100.0 * e.mfu),
           core::format_bytes(e.peak_memory_bytes),
+          fmt::format("{:.1f}%", 100.0 * plan::memory_margin(e)),
           best_time > 0 ? fmt::format("{:.2f}x", e.iteration_time_s / best_time) : ""};
 }
 
@@ -151,6 +153,7 @@ void run_plan(PlanArgs& a) {
   opt.top_k = a.top;
   opt.threads = a.threads;
   opt.dtype = hw::parse_dtype(a.dtype, "plan: --dtype");
+  opt.objective = plan::parse_objective(a.objective, "plan: --objective");
   if (a.elementwise != "fused" && a.elementwise != "eager")
     throw core::InputError(fmt::format("plan: --elementwise: '{}' is not fused or eager", a.elementwise));
   opt.eager_elementwise = a.elementwise == "eager";
@@ -203,7 +206,7 @@ void run_plan(PlanArgs& a) {
              c.name, c.num_devices(), a.gbs, a.space, a.placement);
   const std::vector<std::string> header{"plan",  "dp",    "tp",        "pp",        "cp",        "mbs",
                                         "schedule", "zero", "recompute", "sp", "split",
-                                        "placement", "time/iter", "TFLOP/s/GPU", "MFU", "peak mem", "vs best"};
+                                        "placement", "time/iter", "TFLOP/s/GPU", "MFU", "peak mem", "margin", "vs best"};
   std::vector<std::vector<std::string>> rows;
   for (std::size_t i = 0; i < r.top.size(); ++i)
     rows.push_back(plan_row(fmt::format("#{}", i + 1), c, r.top[i].strategy, r.top[i].estimate, best));
@@ -334,6 +337,10 @@ void register_plan_command(CLI::App& app) {
                   "megatron = node-major identity (tp, then dp, then pp); hetero (default) = + tp groups on the "
                   "fastest links and every order of the GPU types along the pipeline; anneal = hetero + AMP's "
                   "simulated annealing of the top plans' device placement (seeded, deterministic)");
+  cmd->add_option("--objective", a->objective,
+                  "How the top plans are ordered: margin (default) = among the plans within 2% of the fastest, the "
+                  "one with the most memory margin first (the 'margin' column: usable memory its fullest GPU leaves "
+                  "free); fastest = by predicted time only (docs/planner.md §Ranking)");
   cmd->add_option("--threads", a->threads, "Worker threads (default 1; results are identical for any count)");
   cmd->add_option("--max-tp", a->max_tp, "Largest tensor-parallel degree to consider (0 = no limit)");
   cmd->add_option("--max-pp", a->max_pp, "Largest pipeline-parallel degree to consider (0 = no limit)");

@@ -78,6 +78,12 @@ CostConstants constants_from_json(const nlohmann::json& j, const std::string& or
   c.intra_node_bw_efficiency = value_of(cj, "intra_node_bw_efficiency", w, 0.01, 1.0);
   c.inter_node_bw_efficiency = value_of(cj, "inter_node_bw_efficiency", w, 0.01, 1.0);
   c.layer_overhead_s = value_of(cj, "layer_overhead_s", w, 0.0, 1.0);
+  if (core::has_field(cj, "cpu_gemm_efficiency"))
+    c.cpu_gemm_efficiency = value_of(cj, "cpu_gemm_efficiency", w, 0.01, 1.0);
+  if (core::has_field(cj, "cpu_kernel_overhead_s"))
+    c.cpu_kernel_overhead_s = value_of(cj, "cpu_kernel_overhead_s", w, 0.0, 1.0);
+  if (core::has_field(cj, "cpu_layer_overhead_s"))
+    c.cpu_layer_overhead_s = value_of(cj, "cpu_layer_overhead_s", w, 0.0, 1.0);
   c.overlap_slowdown = value_of(cj, "overlap_slowdown", w, 1.0, 10.0);
   if (core::has_field(cj, "tp_overlap_slowdown"))
     c.tp_overlap_slowdown = value_of(cj, "tp_overlap_slowdown", w, 1.0, 10.0);
@@ -121,6 +127,9 @@ nlohmann::ordered_json to_json(const CostConstants& c) {
   j["intra_node_bw_efficiency"] = c.intra_node_bw_efficiency;
   j["inter_node_bw_efficiency"] = c.inter_node_bw_efficiency;
   j["layer_overhead_s"] = c.layer_overhead_s;
+  j["cpu_gemm_efficiency"] = c.cpu_gemm_efficiency;
+  j["cpu_kernel_overhead_s"] = c.cpu_kernel_overhead_s;
+  j["cpu_layer_overhead_s"] = c.cpu_layer_overhead_s;
   j["overlap_slowdown"] = c.overlap_slowdown;
   j["tp_overlap_slowdown"] = c.tp_overlap_slowdown;
   j["tp_async_overlap_slowdown"] = c.tp_async_overlap_slowdown;

@@ -38,20 +38,33 @@ MemoryHeadroom parse_memory_headroom(std::string_view text, const std::string& f
   return h;
 }
 
-double memory_headroom_bytes(double capacity_bytes, const MemoryHeadroom& h, const CostConstants& k) {
+double default_headroom_fraction(const Strategy* s, const CostConstants& k) {
+  // PyTorch's caching allocator reserves whole segments (2 MiB for small blocks, 20 MiB or the rounded request for
+  // large ones; c10/cuda/CUDACachingAllocator.cpp) and splits them; what it reserves beyond what is allocated is
+  // lost to the model. A fused stack (Megatron-core, TransformerEngine: few, long-lived, same-sized buffers) keeps
+  // the gap near the fitted 5 %; eager PyTorch allocates one differently-sized temporary per op (fp32 upcasts,
+  // logits, masks), which fragments more: 10 %, a judgement that errs on more memory (docs/cost-model.md).
+  if (s && s->eager_elementwise) return std::max(k.fragmentation_fraction, kEagerAllocatorGapFraction);
+  return k.fragmentation_fraction;
+}
+
+double memory_headroom_bytes(double capacity_bytes, const MemoryHeadroom& h, const CostConstants& k,
+                             const Strategy* s) {
   if (h.bytes >= 0) return h.bytes;
-  const double fraction = h.fraction >= 0 ? h.fraction : k.fragmentation_fraction;
+  const double fraction = h.fraction >= 0 ? h.fraction : default_headroom_fraction(s, k);
   return fraction * capacity_bytes;
 }
 
-double usable_memory_bytes(double capacity_bytes, const MemoryHeadroom& h, const CostConstants& k) {
-  return std::max(0.0, capacity_bytes - memory_headroom_bytes(capacity_bytes, h, k));
+double usable_memory_bytes(double capacity_bytes, const MemoryHeadroom& h, const CostConstants& k,
+                           const Strategy* s) {
+  return std::max(0.0, capacity_bytes - memory_headroom_bytes(capacity_bytes, h, k, s));
 }
 
 std::string describe_headroom(const MemoryHeadroom& h, const CostConstants& k) {
   if (h.bytes >= 0) return fmt::format("{:g} GiB", h.bytes / core::kGiB);
   if (h.fraction >= 0) return fmt::format("{:g}%", 100.0 * h.fraction);
-  return fmt::format("{:g}% (default)", 100.0 * k.fragmentation_fraction);
+  return fmt::format("{:g}% (default; {:g}% for elementwise=eager)", 100.0 * k.fragmentation_fraction,
+                     100.0 * std::max(k.fragmentation_fraction, kEagerAllocatorGapFraction));
 }
 
 double optimizer_step_temp_bytes(OptimizerStep step, double state_params, double largest_layer_params) {

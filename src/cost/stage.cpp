@@ -192,6 +192,7 @@ StageContext build_stage_context(const hw::Cluster& c, const Strategy& s, std::s
     ctx.constants = ctx.recipe_constants.get();
   }
   ctx.profile = opt.profile;
+  ctx.zero3_engine = opt.zero3_engine;
   ctx.devices.assign(stage_devices.begin(), stage_devices.end());
   // The slowest GPU sets the pace of a mixed stage; the smallest memory bounds it.
   ctx.peak_flops = std::numeric_limits<double>::infinity();
@@ -205,12 +206,13 @@ StageContext build_stage_context(const hw::Cluster& c, const Strategy& s, std::s
     if (peak < ctx.peak_flops) {
       ctx.peak_flops = peak;
       ctx.gpu_type = c.devices[d].gpu_type;
+      ctx.cpu = g.vendor == "cpu";
       ctx.memory_bw_bytes_per_s = g.memory_bw_bytes_per_s;
     }
     ctx.memory_capacity_bytes = std::min(ctx.memory_capacity_bytes, g.memory_bytes);
   }
   if (opt.memory_budget_bytes > 0) ctx.memory_capacity_bytes = std::min(ctx.memory_capacity_bytes, opt.memory_budget_bytes);
-  ctx.memory_usable_bytes = usable_memory_bytes(ctx.memory_capacity_bytes, opt.memory_headroom, *ctx.constants);
+  ctx.memory_usable_bytes = usable_memory_bytes(ctx.memory_capacity_bytes, opt.memory_headroom, *ctx.constants, &s);
   const int dp = s.dp_cp(), tp = s.tp;  // gradients are reduced over dp·cp (Megatron, with context parallelism)
   CommOptions co;
   co.constants = ctx.constants;
@@ -275,11 +277,40 @@ double gemm_time_s(const StageContext& ctx, const model::Gemm& g, double elem_by
   // (cuBLAS strided-batched GEMM): its efficiency follows the whole launch's FLOPs, not one small product's.
   const CostConstants& k = *ctx.constants;
   const double one = 2.0 * g.m * g.n * g.k;
-  const double flop_s = g.count * one / (ctx.peak_flops * gemm_efficiency(k, g.count * one, ctx.strategy->dtype));
+  // CPU: the peak at libtorch's efficiency plus a per-kernel floor, not the GPU-fitted curve (cost/constants.hpp).
+  const double flop_s = ctx.cpu ? g.count * one / (ctx.peak_flops * k.cpu_gemm_efficiency) + k.cpu_kernel_overhead_s
+                                : g.count * one / (ctx.peak_flops * gemm_efficiency(k, g.count * one, ctx.strategy->dtype));
   const double byte_s = g.count * (g.m * g.k + g.k * g.n + g.m * g.n) * elem_bytes /
                         (ctx.memory_bw_bytes_per_s * k.memory_bw_efficiency);
   return std::max(flop_s, byte_s);
 }
+
+namespace {
+// ZeRO-3: the engine's all-gathers of the layer's weights before forward and backward and reduce-scatters of its
+// gradients, hidden by the compute as far as its prefetch reaches (cost/zero.hpp).
+void apply_zero3_comm(const model::LayerCost& lc, const StageContext& ctx, double params, LayerStageCost& out) {
+  const CostConstants& k = *ctx.constants;
+  const Zero3Engine eng = zero3_engine(ctx.zero3_engine);
+  std::vector<double> gemm_params, gemm_flops;
+  for (const auto& g : lc.fwd_gemms)
+    if (g.count == 1) {  // a linear layer: (tokens × k)·(k × n), weights k·n per tp rank
+      gemm_params.push_back(g.k * g.n);
+      gemm_flops.push_back(g.flops());
+    }
+  const auto mods = zero3_modules(eng, params, gemm_params, gemm_flops, out.fwd_compute_s, out.bwd_compute_s);
+  Zero3Links l;
+  l.latency_s = ctx.dp_allgather_latency_s;  // the ring's (n − 1) steps (cost/comm nccl_ring_time)
+  l.s_per_byte = ctx.dp_allgather_s_per_byte;
+  l.gather_bytes_per_param = k.grad_comm_bytes_per_param;  // parameters gathered in the compute dtype
+  l.reduce_bytes_per_param = eng.reduce_in_fp32 ? std::max(4.0, k.grad_comm_bytes_per_param) : k.grad_comm_bytes_per_param;
+  l.overlap_slowdown = k.overlap_slowdown;
+  const Zero3LayerComm z = zero3_layer_comm(eng, mods, l);
+  out.zero3_comm_s = z.fwd_exposed_s + z.bwd_exposed_s;
+  out.zero3_busy_s = z.busy_s;
+  out.fwd_s += z.fwd_exposed_s;
+  out.bwd_s += z.bwd_exposed_s;
+}
+}  // namespace
 
 LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& layer, const StageContext& ctx,
                                 model::Recompute mode) {
@@ -345,10 +376,12 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
     attention_s = flash_s + batched_s;
     attention_bwd_s = flash_bwd_s + (lc.fwd_flops > 0 ? lc.bwd_flops / lc.fwd_flops : 2.0) * batched_s;
     const double other_flops = std::max(0.0, lc.fwd_flops - gemm_flops - lc.flash_attention_flops);
-    const double other_s = other_flops > 0 ? other_flops / (ctx.peak_flops * gemm_efficiency(k, other_flops, s.dtype)) : 0;
+    const double other_eff = ctx.cpu ? k.cpu_gemm_efficiency : gemm_efficiency(k, other_flops, s.dtype);
+    const double other_s = other_flops > 0 ? other_flops / (ctx.peak_flops * other_eff) : 0;
+    const double overhead_s = k.layer_overhead_s + (ctx.cpu ? k.cpu_layer_overhead_s : 0.0);
     const double elem_mem_bw = s.eager_elementwise ? mem_bw * k.eager_elementwise_efficiency : mem_bw;
     const double elem_s = (lc.fwd_elementwise_bytes + fp8_scaling_bytes(lc, recipe, s.fp8_separate_casts)) / elem_mem_bw;
-    out.fwd_compute_s = gemm_s + other_s + elem_s + k.layer_overhead_s;
+    out.fwd_compute_s = gemm_s + other_s + elem_s + overhead_s;
     // Backward: dgrad + wgrad GEMMs (bwd_flops = 2× forward for GEMM layers), the fused attention kernel's own
     // backward (2.5× its forward's work, model::kFlashBackwardWorkRatio) and element-wise backward ≈ 2× forward.
     const double bwd_ratio = lc.fwd_flops > 0 ? lc.bwd_flops / lc.fwd_flops : 2.0;
@@ -365,7 +398,7 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
     } else {
       out.recompute_s = recompute_ratio * out.fwd_compute_s;
     }
-    out.bwd_compute_s = bwd_ratio * (gemm_s - flash_s + other_s) + flash_bwd_s + 2.0 * elem_s + 2.0 * k.layer_overhead_s +
+    out.bwd_compute_s = bwd_ratio * (gemm_s - flash_s + other_s) + flash_bwd_s + 2.0 * elem_s + 2.0 * overhead_s +
                         out.recompute_s;
   }
   // ---- tensor-parallel collectives (Megatron: blocking; overlap=on: Oases) --------------------------------------------------
@@ -415,16 +448,7 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
     out.fwd_compute_s += r.fwd_exposed_s;
     out.bwd_compute_s += r.bwd_exposed_s;
   }
-  if (s.zero_stage >= 3 && dp > 1 && p > 0) {
-    const double bytes = p * k.grad_comm_bytes_per_param;
-    const double ag = ctx.dp_allgather_latency_s + ctx.dp_allgather_s_per_byte * bytes;  // RS: same ring bytes
-    // The neighbouring layer's compute hides the prefetch (identical blocks: the layer's own), cost/zero.hpp.
-    const Zero3LayerComm z = zero3_layer_comm(ag, ag, out.fwd_compute_s, out.bwd_compute_s, k.overlap_slowdown);
-    out.zero3_comm_s = z.fwd_exposed_s + z.bwd_exposed_s;
-    out.zero3_busy_s = z.busy_s;
-    out.fwd_s += z.fwd_exposed_s;
-    out.bwd_s += z.bwd_exposed_s;
-  }
+  if (s.zero_stage >= 3 && dp > 1 && p > 0) apply_zero3_comm(lc, ctx, p, out);
   out.fwd_s += out.fwd_compute_s + out.tp_comm_fwd_s;
   out.bwd_s += out.bwd_compute_s + out.tp_comm_bwd_s;
   return out;

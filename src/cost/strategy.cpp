@@ -12,6 +12,7 @@
 #include "strata/core/error.hpp"
 #include "strata/core/json.hpp"
 #include "strata/core/text.hpp"
+#include "strata/cost/precision.hpp"
 #include "strata/cost/strategy_keys.hpp"
 #include "strategy_text.hpp"
 
@@ -187,18 +188,40 @@ std::vector<int> chunk_boundaries(const Strategy& s) {
   return b;
 }
 
-std::string attention_unsupported(model::AttentionKernel kernel, const hw::GpuSpec& gpu) {
+namespace {
+// The dtype the attention core runs in: the precision recipe's non-GEMM dtype (fp8 runs attention in bf16;
+// fp32 and tf32 keep fp32 inputs, TF32 being a GEMM mode only).
+bool attention_inputs_16bit(hw::Dtype dtype) {
+  const hw::Dtype a = precision_recipe(dtype).non_gemm_dtype;
+  return a == hw::Dtype::bf16 || a == hw::Dtype::fp16;
+}
+}  // namespace
+
+std::string attention_unsupported(model::AttentionKernel kernel, const hw::GpuSpec& gpu, hw::Dtype dtype) {
   const auto name = model::to_string(kernel);
-  // The fused kernels (FlashAttention v1/v2, cuDNN's fused attention) need 16-bit tensor cores: Ampere or newer,
-  // whose marker in the catalog is bf16 support.
-  if (model::is_fused(kernel) && !gpu.supports(hw::Dtype::bf16))
-    return fmt::format("attention={} but {} has no FlashAttention kernel (use attention=eager)", name, gpu.name);
+  if (!model::is_fused(kernel)) return {};
+  // The fused kernels (FlashAttention v1/v2, cuDNN's fused attention) need 16-bit tensor cores: Ampere or newer
+  // (sm80+; FlashAttention 2 README "Ampere, Ada, or Hopper GPUs"), whose marker in the catalog is bf16 support.
+  // V100 (sm70) and T4 (sm75) have none (FlashAttention 2 dropped Turing; strata does not model FA1-on-Turing).
+  if (!gpu.supports(hw::Dtype::bf16))
+    return fmt::format("attention={} but {} has no FlashAttention 2 kernel (fused attention needs an sm80+ GPU with "
+                       "bf16 tensor cores; use attention=eager)",
+                       name, gpu.name);
+  // FlashAttention and cuDNN fused attention take fp16/bf16 (and fp8) inputs only; there is no fp32 kernel, so an
+  // fp32/tf32 run's SDPA falls back to the math path, which stores the s² scores like eager attention.
+  if (!attention_inputs_16bit(dtype))
+    return fmt::format("attention={} but dtype={}: FlashAttention has no fp32 kernel (fused attention needs "
+                       "fp16/bf16 inputs; use attention=eager or a 16-bit dtype)",
+                       name, hw::to_string(dtype));
   return {};
 }
 
 model::AttentionKernel attention_kernel_for(const Strategy& s, const hw::GpuSpec& gpu) {
   if (s.attention) return *s.attention;
-  return gpu.supports(hw::Dtype::bf16) ? model::AttentionKernel::flash : model::AttentionKernel::eager;
+  // The default follows GPU × dtype: fused where a FlashAttention 2 kernel exists for both, eager (PyTorch SDPA's
+  // math path, same memory) elsewhere.
+  return attention_unsupported(model::AttentionKernel::flash, gpu, s.dtype).empty() ? model::AttentionKernel::flash
+                                                                                     : model::AttentionKernel::eager;
 }
 
 namespace {
@@ -348,8 +371,8 @@ Strategy complete_strategy(Strategy s, const model::Model& m, const hw::Cluster&
   if (s.zero_stage < 0 || s.zero_stage > 3) rule_error("zero in 0..3", fmt::format("zero = {}", s.zero_stage));
   if (s.attention)
     for (const auto& g : c.gpu_types)
-      if (const std::string why = attention_unsupported(*s.attention, g); !why.empty())
-        rule_error("flash attention needs a supporting GPU", why);
+      if (const std::string why = attention_unsupported(*s.attention, g, s.dtype); !why.empty())
+        rule_error("fused attention needs an sm80+ GPU and a 16-bit dtype", why);
   return s;
 }
 

@@ -170,8 +170,8 @@ void check_attention(const Strategy& s, const hw::Cluster& c) {
   if (!s.attention) return;
   for (std::size_t i = 0; i < s.stages.size(); ++i)
     for (int d : s.stages[i].devices)
-      if (const std::string why = attention_unsupported(*s.attention, c.gpu_of(d)); !why.empty())
-        field_rule_error(stage_field(i, "devices"), "flash attention needs a supporting GPU", why);
+      if (const std::string why = attention_unsupported(*s.attention, c.gpu_of(d), s.dtype); !why.empty())
+        field_rule_error(stage_field(i, "devices"), "fused attention needs an sm80+ GPU and a 16-bit dtype", why);
 }
 
 // What a layer of a stage without per-layer choices does (docs/strategy.md): the stage's tp, ZeRO-3 iff zero=3,

@@ -31,6 +31,25 @@ const Baseline* find_baseline(const PlanResult& r, const std::string& name) {
   return nullptr;
 }
 
+// The ranking rule that put the best plan first (plan/rank.cpp, docs/planner.md §Ranking).
+std::string ranking_line(const PlanResult& r, const PlanOptions& opt) {
+  const Candidate& best = r.top.front();
+  const double margin = 100.0 * memory_margin(best.estimate);
+  if (opt.objective == Objective::fastest)
+    return fmt::format("ranked by predicted time only (--objective fastest); memory margin {:.1f}% of usable memory",
+                       margin);
+  const auto fastest = std::min_element(r.top.begin(), r.top.end(), candidate_less);
+  if (fastest == r.top.begin())
+    return fmt::format("ranked by memory margin among the plans within {:g}% of the fastest: the fastest plan has "
+                       "the most margin too ({:.1f}% of usable memory free)",
+                       100.0 * opt.margin_tolerance, margin);
+  return fmt::format("ranked by memory margin among the plans within {:g}% of the fastest: {:.1f}% slower than plan "
+                     "#{}, with {:.1f}% of usable memory free instead of {:.1f}% (--objective fastest ranks by time)",
+                     100.0 * opt.margin_tolerance,
+                     100.0 * (best.estimate.iteration_time_s / fastest->estimate.iteration_time_s - 1.0),
+                     fastest - r.top.begin() + 1, margin, 100.0 * memory_margin(fastest->estimate));
+}
+
 }  // namespace
 
 std::vector<std::string> explain(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt,
@@ -47,6 +66,7 @@ std::vector<std::string> explain(const model::Model& m, const hw::Cluster& c, co
       s.virtual_stages > 1 ? fmt::format(" (v={})", s.virtual_stages) : "", s.zero_stage,
       model::to_string(s.recompute), s.sequence_parallel ? "on" : "off", core::format_seconds(e.iteration_time_s),
       e.tflops_per_gpu, core::format_bytes(e.peak_memory_bytes)));
+  out.push_back(ranking_line(res, opt));
 
   // Stage runs per GPU type, with layers and per-type block time.
   const auto types = stage_gpu_types(c, s);

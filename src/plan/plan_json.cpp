@@ -14,6 +14,7 @@ core::OrderedJson candidate_json(const Candidate& cand, const hw::Cluster& c) {
   j["placement"] = placement_summary(c, cand.strategy);
   j["placement_label"] = cand.placement_label;
   j["split_objective_s"] = cand.split_objective_s;
+  j["memory_margin"] = memory_margin(cand.estimate);  // share of usable memory left free (plan/rank.cpp)
   j["estimate"] = cost::to_json(cand.estimate);
   return j;
 }

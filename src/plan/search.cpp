@@ -217,11 +217,14 @@ namespace {
 // products (Korthikanti §5); a fused attention kernel (the default on every GPU with 16-bit tensor cores,
 // cost::attention_kernel_for) stores none, so there selective costs exactly what none does (model/
 // layer_transformer) and would only repeat each plan in the list.
-std::vector<model::Recompute> recompute_modes(const hw::Cluster& c, bool three_d, bool* selective_skipped) {
+std::vector<model::Recompute> recompute_modes(const hw::Cluster& c, hw::Dtype dtype, bool three_d,
+                                              bool* selective_skipped) {
   *selective_skipped = false;
   if (three_d) return {model::Recompute::none};
-  const bool all_fused = std::all_of(c.gpu_types.begin(), c.gpu_types.end(), [](const hw::GpuSpec& g) {
-    return model::is_fused(cost::attention_kernel_for(cost::Strategy{}, g));
+  cost::Strategy probe;
+  probe.dtype = dtype;  // the default kernel follows GPU × dtype (fp32: eager, scores stored)
+  const bool all_fused = std::all_of(c.gpu_types.begin(), c.gpu_types.end(), [&probe](const hw::GpuSpec& g) {
+    return model::is_fused(cost::attention_kernel_for(probe, g));
   });
   *selective_skipped = all_fused;
   if (all_fused) return {model::Recompute::none, model::Recompute::full};
@@ -239,7 +242,7 @@ Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOp
   const std::vector<std::int64_t> gbs_divisors = divisors(gbs);
   PlacementCache places(c, opt.placement);
   bool selective_skipped = false;  // the same for every unit: it depends on the cluster's GPU types only
-  const std::vector<model::Recompute> base_rcs = recompute_modes(c, three_d, &selective_skipped);
+  const std::vector<model::Recompute> base_rcs = recompute_modes(c, opt.dtype, three_d, &selective_skipped);
   detail::UnitBuilder builder(m, c, opt);  // memos shared across units (plan/unit_memo)
   for (int tp : device_divisors(n)) {
     if (opt.max_tp > 0 && tp > opt.max_tp) {
@@ -472,7 +475,7 @@ std::vector<Candidate> costed_in_bound_order(const model::Model& m, const hw::Cl
   const std::size_t batch = static_cast<std::size_t>(std::max(1, opt.batch_size));
   std::size_t pos = 0;
   while (pos < order.size()) {
-    const double threshold = top.size() >= K ? top[K - 1].estimate.iteration_time_s : INFINITY;
+    const double threshold = top.size() >= K ? detail::keep_threshold_s(top, K, opt) : INFINITY;
     if (!opt.exhaustive && sp.configs[order[pos]].lb > threshold) {
       res.pruned_by_bound += static_cast<std::int64_t>(order.size() - pos);
       break;
@@ -503,7 +506,7 @@ std::vector<Candidate> costed_in_bound_order(const model::Model& m, const hw::Cl
       top.push_back(std::move(r.cand));
     }
     std::sort(top.begin(), top.end(), detail::candidate_less);
-    if (top.size() > K) top.resize(K);
+    detail::trim_pool(top, K, opt);
     pos = end;
     if (opt.progress) opt.progress(static_cast<std::int64_t>(pos), static_cast<std::int64_t>(order.size()));
   }
@@ -546,6 +549,8 @@ PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& 
     detail::complete_light(*sp.units[unit_of.at(cand.order)].placement, cand.strategy, cand.estimate);
 
   if (opt.placement == PlacementMode::anneal) detail::anneal_top(m, c, opt, top, res);
+  rank_by_objective(top, opt);  // margin: the safest of the plans within 2 % of the fastest first
+  if (top.size() > static_cast<std::size_t>(opt.top_k)) top.resize(static_cast<std::size_t>(opt.top_k));
   res.top = std::move(top);
   if (opt.baselines) res.baselines = detail::compute_baselines(m, c, opt, sp, li, res);
   res.rejected = rej.sorted();

@@ -59,6 +59,11 @@ bool candidate_less(const Candidate& a, const Candidate& b);
 std::string short_cli(const cost::Strategy& s);  // CLI syntax without the placement list
 Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt, Rejections& rej);
 
+// The pool the search keeps (rank.cpp): the pruning threshold (the K-th best time, or for Objective::margin also
+// the edge of the tolerance window) and the trim of the time-sorted pool to the K fastest plus the window.
+double keep_threshold_s(const std::vector<Candidate>& top, std::size_t K, const PlanOptions& opt);
+void trim_pool(std::vector<Candidate>& top, std::size_t K, const PlanOptions& opt);
+
 // --placement anneal: refine the placement of the top candidates (baselines.cpp).
 void anneal_top(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt, std::vector<Candidate>& top,
                 PlanResult& res);

@@ -302,7 +302,7 @@ Simulation simulate(const model::Model& m, const hw::Cluster& c, const cost::Str
     WorkerMemory& wm = out.memory[w];
     wm.capacity_bytes = std::numeric_limits<double>::infinity();
     for (int d : out.input.workers[w].devices) wm.capacity_bytes = std::min(wm.capacity_bytes, c.gpu_of(d).memory_bytes);
-    wm.usable_bytes = cost::usable_memory_bytes(wm.capacity_bytes, opt.cost.memory_headroom, k);
+    wm.usable_bytes = cost::usable_memory_bytes(wm.capacity_bytes, opt.cost.memory_headroom, k, &s);
     const double peak = out.result.workers[w].peak_memory_bytes;
     wm.fits = peak <= wm.usable_bytes;
     if (!wm.fits && out.fits) {

@@ -104,3 +104,42 @@ TEST(AttentionKernels, FusedKernelsNeedSixteenBitTensorCores) {
   }
   EXPECT_NO_THROW(cost_test::run(m, c, "dp=8,mbs=1,gbs=8,attention=eager"));
 }
+
+TEST(AttentionKernels, DefaultFollowsGpuAndDtype) {
+  // Issue 38: FlashAttention has no fp32 kernel and V100/T4 have no FlashAttention 2, so the default kernel is
+  // fused only for a 16-bit attention dtype on an sm80+ GPU; fp8 runs its attention in bf16 (fused).
+  const auto catalog = hw::builtin_catalog();
+  const auto kernel = [&](const std::string& gpu, hw::Dtype d) {
+    cost::Strategy s;
+    s.dtype = d;
+    return cost::attention_kernel_for(s, catalog.gpu(gpu));
+  };
+  for (const hw::Dtype d : {hw::Dtype::bf16, hw::Dtype::fp16, hw::Dtype::fp8})
+    EXPECT_EQ(kernel("a100-80gb", d), model::AttentionKernel::flash) << hw::to_string(d);
+  for (const hw::Dtype d : {hw::Dtype::fp32, hw::Dtype::tf32}) {
+    EXPECT_EQ(kernel("a100-80gb", d), model::AttentionKernel::eager) << hw::to_string(d);
+    EXPECT_EQ(kernel("h100-sxm", d), model::AttentionKernel::eager) << hw::to_string(d);
+  }
+  for (const std::string gpu : {"v100-16gb", "v100-32gb", "t4"})
+    for (const hw::Dtype d : {hw::Dtype::fp16, hw::Dtype::fp32})
+      EXPECT_EQ(kernel(gpu, d), model::AttentionKernel::eager) << gpu;
+}
+
+TEST(AttentionKernels, ExplicitFlashWithFp32IsARuleError) {
+  const auto m = cost_test::gpt(4, 1024, 16, 1024);
+  const auto c = cost_test::cluster("dgx-a100:1");
+  for (const std::string kernel : {"flash", "flash1", "cudnn"}) {
+    const auto err =
+        cost_test::error_of([&] { cost_test::run(m, c, "dp=8,mbs=1,gbs=8,dtype=fp32,attention=" + kernel); });
+    EXPECT_NE(err.find("FlashAttention has no fp32 kernel"), std::string::npos) << err;
+    EXPECT_NE(err.find("attention=eager"), std::string::npos) << err;
+  }
+  const auto v100 = cost_test::error_of(
+      [&] { cost_test::run(m, cost_test::cluster("p3.16xlarge:1"), "dp=8,mbs=1,gbs=8,dtype=fp16,attention=flash"); });
+  EXPECT_NE(v100.find("no FlashAttention 2 kernel"), std::string::npos) << v100;
+  // The fp32 default is eager attention (the s² scores stored): the same estimate as attention=eager.
+  const auto fp32 = cost_test::run(m, c, "dp=8,mbs=1,gbs=8,dtype=fp32");
+  const auto fp32_eager = cost_test::run(m, c, "dp=8,mbs=1,gbs=8,dtype=fp32,attention=eager");
+  EXPECT_EQ(fp32.peak_memory_bytes, fp32_eager.peak_memory_bytes);
+  EXPECT_EQ(fp32.iteration_time_s, fp32_eager.iteration_time_s);
+}

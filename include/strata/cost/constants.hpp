@@ -53,6 +53,15 @@ struct CostConstants {
   double inter_node_bw_efficiency = 0.9;
   // Fixed time per layer per micro-batch pass (kernel launches, framework overhead), forward; backward 2×.
   double layer_overhead_s = 0.0;
+  // CPU devices (GPU type vendor "cpu": strata-exec's libtorch processes). The GEMM curve above was fitted on
+  // GPUs, where its half size F½ stands for a kernel's fixed cost (F½ / (peak·e_max) ≈ 46 µs on an A100); on a
+  // 50 GFLOP/s CPU the same F½ would charge 0.3 s per GEMM. A CPU GEMM instead takes F / (peak · cpu_gemm_efficiency)
+  // + cpu_kernel_overhead_s, and each layer's forward cpu_layer_overhead_s more (libtorch's dispatch and
+  // allocation of its other ops; backward 2×). Fitted to strata's own strata-exec runs
+  // (data/calibration/cpu_local_runs.json).
+  double cpu_gemm_efficiency = 1.0;
+  double cpu_kernel_overhead_s = 0.0;
+  double cpu_layer_overhead_s = 0.0;
   // Slowdown of compute and communication when they overlap on one device (Galvatron measured 1.1–1.3).
   double overlap_slowdown = 1.3;
   // The same for Oases' overlapped tensor parallelism (cost/overlap.hpp): a sub-batch's GEMMs and the other

@@ -9,6 +9,7 @@
 #include "strata/cost/host.hpp"
 #include "strata/cost/memory.hpp"
 #include "strata/cost/strategy.hpp"
+#include "strata/cost/zero.hpp"
 #include "strata/hw/cluster.hpp"
 #include "strata/model/model.hpp"
 
@@ -82,6 +83,8 @@ struct CostOptions {
   // Stage contexts (and optionally layer costs) the caller already built for this strategy's stages (the
   // planner: one per stage class, cost/stage.hpp PrebuiltStages); nullptr = estimate() builds them.
   const struct PrebuiltStages* prebuilt = nullptr;
+  // Whose ZeRO-3 collectives zero=3 costs (cost/zero.hpp): FSDP2/FSDP (default) or DeepSpeed ZeRO-3.
+  Zero3EngineKind zero3_engine = Zero3EngineKind::fsdp;
 };
 
 // Estimates one complete, valid strategy (see complete_strategy). Deterministic and allocation-light.

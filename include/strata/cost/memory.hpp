@@ -11,6 +11,7 @@
 namespace strata::cost {
 
 struct CostConstants;
+struct Strategy;
 
 // Temporary bytes AdamW's step allocates on a device (the `optim=` key, docs/cost-model.md §Memory): fused 0;
 // foreach one state-sized tensor per parameter whose states the device holds (`state_params`); forloop two
@@ -19,8 +20,8 @@ struct CostConstants;
 double optimizer_step_temp_bytes(OptimizerStep step, double state_params, double largest_layer_params);
 
 // Memory kept free on every device: an absolute reserve or a share of the device's capacity. The default
-// (neither given) is the constants' `fragmentation_fraction` of the capacity (5 %: the caching allocator's
-// fragmentation and the allocations no formula sees; docs/cost-model.md §Memory).
+// (neither given) is default_headroom_fraction of the capacity (5 % fused, 10 % eager PyTorch: the caching
+// allocator's reserved-vs-allocated gap and the allocations no formula sees; docs/cost-model.md §Memory).
 struct MemoryHeadroom {
   double bytes = -1;        // ≥ 0: this many bytes; < 0: not given
   double fraction = -1;     // in [0, 1): this share of the capacity; < 0: not given
@@ -30,10 +31,18 @@ struct MemoryHeadroom {
 // e.g. "10%"). InputError naming `flag` on anything else, a negative or non-finite value, or a share ≥ 100 %.
 MemoryHeadroom parse_memory_headroom(std::string_view text, const std::string& flag);
 
-// Headroom in bytes on a device of `capacity_bytes` (the default when `h` gives neither).
-double memory_headroom_bytes(double capacity_bytes, const MemoryHeadroom& h, const CostConstants& k);
+// The default headroom share for the stack a strategy runs: the caching allocator's reserved-vs-allocated gap —
+// the constants' fragmentation_fraction (5 %) for a fused Megatron-like stack, kEagerAllocatorGapFraction (10 %)
+// for eager PyTorch (elementwise=eager: one kernel and one allocation per op). s = nullptr: the fused default.
+// The one place this rule lives (docs/cost-model.md §Memory headroom per stack).
+inline constexpr double kEagerAllocatorGapFraction = 0.10;
+double default_headroom_fraction(const Strategy* s, const CostConstants& k);
+// Headroom in bytes on a device of `capacity_bytes` (the stack's default when `h` gives neither).
+double memory_headroom_bytes(double capacity_bytes, const MemoryHeadroom& h, const CostConstants& k,
+                             const Strategy* s = nullptr);
 // What a plan may use on that device: max(0, capacity − headroom). A stage fits when its memory ≤ this.
-double usable_memory_bytes(double capacity_bytes, const MemoryHeadroom& h, const CostConstants& k);
+double usable_memory_bytes(double capacity_bytes, const MemoryHeadroom& h, const CostConstants& k,
+                           const Strategy* s = nullptr);
 // The headroom as the CLI prints it: "4 GiB" or "5%" (default marked "(default)").
 std::string describe_headroom(const MemoryHeadroom& h, const CostConstants& k);
 

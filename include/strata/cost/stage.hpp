@@ -81,6 +81,7 @@ struct StageContext {
   std::vector<int> devices;           // dp·cp × tp devices, rank order (dp_rank·tp + tp_rank), dp_rank over dp·cp
   int gpu_type = 0;                   // index into cluster->gpu_types of the slowest device
   double peak_flops = 0;              // of that GPU for strategy.dtype
+  bool cpu = false;                   // that device is a CPU (vendor "cpu"): GEMMs priced without the GPU curve
   double memory_bw_bytes_per_s = 0;
   double memory_capacity_bytes = 0;   // the smallest capacity among the stage's devices
   double memory_usable_bytes = 0;     // of which a stage may use (capacity − CostOptions::memory_headroom)
@@ -94,6 +95,7 @@ struct StageContext {
   double dp_allreduce_latency_s = 0;
   double cp_step_s_per_byte = 0;      // one ring-attention step over the cp group (worst), per byte sent per rank
   double cp_step_latency_s = 0;       //   and its latency (cost/context_parallel.hpp); 0 when cp = 1
+  Zero3EngineKind zero3_engine = Zero3EngineKind::fsdp;  // CostOptions::zero3_engine
 };
 StageContext make_stage_context(const model::Model& m, const hw::Cluster& c, const Strategy& s,
                                 std::span<const int> stage_devices, const CostOptions& opt = {});

@@ -153,12 +153,15 @@ Strategy load_strategy_file(const std::string& path);
 // uniform form when its stages are all alike (collapse_to_uniform).
 Strategy complete_strategy(Strategy s, const model::Model& m, const hw::Cluster& c);
 
-// The attention kernel a stage on `gpu` runs: the strategy's choice, else flash on GPUs with bf16 tensor cores
-// (FlashAttention 2 needs Ampere/Hopper-class GPUs (sm80+) or AMD MI200+; all of them, and only they in the
-// catalog, list bf16), eager elsewhere (V100, T4, CPU). docs/strategy.md.
+// The attention kernel a stage on `gpu` runs: the strategy's choice, else flash where FlashAttention 2 exists for
+// GPU × dtype — GPUs with bf16 tensor cores (sm80+: Ampere/Hopper, AMD MI200+; all of them, and only they in the
+// catalog, list bf16) and a 16-bit attention dtype (bf16, fp16, fp8's bf16) — eager elsewhere (V100, T4, CPU;
+// fp32/tf32, where SDPA runs its math path with eager attention's memory). docs/strategy.md.
 model::AttentionKernel attention_kernel_for(const Strategy& s, const hw::GpuSpec& gpu);
-// Why `kernel` cannot run on `gpu` (one line for the validity error), or "" when it can.
-std::string attention_unsupported(model::AttentionKernel kernel, const hw::GpuSpec& gpu);
+// Why `kernel` cannot run on `gpu` with training dtype `dtype` (one line naming the rule, for the validity error),
+// or "" when it can.
+std::string attention_unsupported(model::AttentionKernel kernel, const hw::GpuSpec& gpu,
+                                  hw::Dtype dtype = hw::Dtype::bf16);
 
 // True for the uniform form (one dp and tp for every stage, every device, no per-layer choices): all that the
 // cost model, planner, simulator and executor handle today.

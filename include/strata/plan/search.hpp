@@ -27,6 +27,13 @@ enum class Space { three_d, full, all };
 std::string_view to_string(Space s);
 Space parse_space(std::string_view text, const std::string& where);
 
+// How the top plans are ordered (docs/planner.md §Ranking). margin (default): among the plans within
+// `margin_tolerance` (2 %) of the fastest, the one with the most memory margin first (a plan at the edge of memory
+// is a risk a practitioner will not take for 2 %); the rest by time. fastest: by time only (the old rule).
+enum class Objective { margin, fastest };
+std::string_view to_string(Objective o);
+Objective parse_objective(std::string_view text, const std::string& where);
+
 struct Candidate;
 struct PlanOptions {
   std::int64_t global_batch = 0;
@@ -45,6 +52,8 @@ struct PlanOptions {
   cost::OptimizerStep optim = cost::OptimizerStep::fused;  // --optim: how AdamW steps (its temporaries' memory)
   cost::CostOptions cost;          // profile / constants
   bool baselines = true;
+  Objective objective = Objective::margin;  // --objective
+  double margin_tolerance = 0.02;           // "within 2 % of the fastest" (Objective::margin)
   std::uint64_t anneal_seed = 1;   // --placement anneal
   int anneal_iterations = 300;
   int batch_size = 64;             // pruning batch (results do not depend on it; only `evaluated` may)
@@ -98,6 +107,13 @@ struct PlanResult {
   std::vector<std::string> explanation;  // why the best plan looks the way it does
   double search_time_s = 0;
 };
+
+// A plan's memory margin: the share of usable memory (capacity − headroom) its fullest device leaves free,
+// min over stages of 1 − memory / usable (0.03 = 97 % used; negative when it does not fit).
+double memory_margin(const cost::Estimate& e);
+// Orders `top` (already by time) by `opt.objective`: Objective::margin moves the plans within margin_tolerance of
+// the fastest to the front, most margin first (ties: time, then enumeration order). Deterministic.
+void rank_by_objective(std::vector<Candidate>& top, const PlanOptions& opt);
 
 // Runs the search. InputError when the request is impossible: gbs not divisible by any dp (names the nearest
 // gbs that works), or nothing fits memory (says the smallest memory per GPU the model would need and with
