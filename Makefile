@@ -20,9 +20,18 @@ $(BUILD)/build.ninja: CMakeLists.txt | setup
 build: setup $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The main job on a built-in example.
-demo: build
-	$(STRATA) plan --model gpt3-175b --cluster dgx-a100:16+dgx-h100:16 --gbs 1536
+# The main job on a built-in example. It builds only the `strata` CLI: in $(BUILD) when a full build is configured
+# there, else in its own folder $(DEMO_BUILD) without the executor, tests, benchmarks and Python module, after
+# installing only the packages that needs (scripts/setup --cli); `make build`/`make test` build the rest.
+DEMO_BUILD ?= build-demo
+DEMO_CMAKE := -DCMAKE_BUILD_TYPE=Release -DSTRATA_WITH_EXEC=OFF -DSTRATA_TESTS=OFF -DSTRATA_BENCH=OFF \
+  -DSTRATA_PYTHON=OFF
+demo:
+	@set -e; if [ -f $(BUILD)/build.ninja ]; then dir=$(BUILD); else \
+	  bash scripts/setup --cli; dir=$(DEMO_BUILD); \
+	  [ -f $$dir/build.ninja ] || cmake -S . -B $$dir $(CMAKE_GEN) $(DEMO_CMAKE); fi; \
+	cmake --build $$dir -j $(JOBS) --target strata_cli; \
+	$$dir/bin/strata plan --model gpt3-175b --cluster dgx-a100:16+dgx-h100:16 --gbs 1536
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) --timeout 600
@@ -91,4 +100,4 @@ bench-report: setup-browser build
 	bash bench/bench_report.sh $(STRATA)
 
 clean:
-	rm -rf $(BUILD) build-asan build-fuzz
+	rm -rf $(BUILD) $(DEMO_BUILD) build-asan build-fuzz

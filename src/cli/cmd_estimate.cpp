@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "export_hooks.hpp"
 #include "io.hpp"
+#include "plan_source.hpp"
 #include "strata/core/json.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/text.hpp"
@@ -82,22 +83,11 @@ void print_estimate(const model::Model& m, const hw::Cluster& c, const cost::Str
 void run_estimate(const EstimateArgs& a) {
   if (a.strategy.empty() == a.strategy_file.empty())
     throw core::InputError("estimate: give exactly one of --strategy and --strategy-file");
-  // A plan file names its model, cluster and seq; flags override them.
-  std::string model_name = a.model, cluster_spec = a.cluster;
-  std::optional<std::int64_t> seq = a.seq;
-  if (!a.strategy_file.empty()) {
-    const PlanInputs in = plan_file_inputs(a.strategy_file);
-    if (model_name.empty()) model_name = in.model;
-    if (cluster_spec.empty()) cluster_spec = in.cluster;
-    if (!seq) seq = in.seq;
-  }
-  if (model_name.empty()) throw core::InputError("estimate: --model is required (unless --strategy-file is a plan file)");
-  if (cluster_spec.empty())
-    throw core::InputError("estimate: --cluster is required (unless --strategy-file is a plan file)");
-  auto m = model::resolve_model(model_name);
-  if (seq) m = model::with_seq(m, *seq);
-  const auto catalog = hw::builtin_catalog();
-  const auto c = hw::resolve_cluster(cluster_spec, catalog);
+  // Model, cluster and seq: the flags, else the plan file's (embedded definitions first: plan_source.hpp).
+  const PlanContext ctx = resolve_plan_context(
+      a.strategy_file, {"estimate", a.model, a.cluster, a.seq, "unless --strategy-file is a plan file"});
+  const model::Model& m = ctx.model;
+  const hw::Cluster& c = ctx.cluster;
   cost::Strategy s = a.strategy.empty() ? cost::load_strategy_file(a.strategy_file) : cost::parse_strategy(a.strategy);
   s = cost::complete_strategy(s, m, c);
   std::optional<cost::Profile> profile;

@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "export_hooks.hpp"
+#include "plan_source.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/json.hpp"
 #include "strata/core/text.hpp"
@@ -42,19 +43,10 @@ void write_output(const exporter::ExportFile& f, const std::string& out) {
 }
 
 void run_export(const ExportArgs& a) {
-  const core::Json plan = core::load_json_file(a.plan);
-  auto field = [&](const std::string& given, const char* key) {
-    if (!given.empty()) return given;
-    if (!plan.is_object() || !plan.contains(key) || !plan.at(key).is_string())
-      throw core::InputError(fmt::format("export: --plan {}: no \"{}\" field (give --{})", a.plan, key, key));
-    return plan.at(key).get<std::string>();
-  };
-  auto m = model::resolve_model(field(a.model, "model"));
-  if (plan.is_object() && plan.contains("seq") && plan.at("seq").is_number_integer() &&
-      plan.at("seq").get<std::int64_t>() != m.seq)
-    m = model::with_seq(m, plan.at("seq").get<std::int64_t>());
-  const auto catalog = hw::builtin_catalog();
-  const auto c = hw::resolve_cluster(field(a.cluster, "cluster"), catalog);
+  // Model, cluster and seq: the flags, else the plan file's (embedded definitions first: plan_source.hpp).
+  const PlanContext ctx = resolve_plan_context(a.plan, {"export", a.model, a.cluster, std::nullopt});
+  const model::Model& m = ctx.model;
+  const hw::Cluster& c = ctx.cluster;
   const auto s = cost::complete_strategy(cost::load_strategy_file(a.plan), m, c);
   export_strategy_cli(a.to, m, c, s, a.out, a.closest);
 }

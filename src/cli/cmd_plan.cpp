@@ -15,6 +15,7 @@
 #include "io.hpp"
 #include "plan_layerwise.hpp"
 #include "plan_per_stage.hpp"
+#include "plan_source.hpp"
 #include "plan_trials.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/text.hpp"
@@ -117,6 +118,11 @@ void set_stack_forms(const PlanArgs& a, plan::PlanOptions& opt) {
                            "--per-stage or --gbs auto)");
 }
 
+PlanOutputs plan_outputs(const PlanArgs& a) {
+  return {a.json_file, a.report_file, a.export_engine, a.compare_to, a.model, a.cluster,
+          a.trials,    a.trial_steps, a.trial_timeout_s};
+}
+
 void run_plan(PlanArgs& a) {
   if (a.space == "sbp") {  // AutoDDL's SBP search: `strata sbp` with plan's flags (cmd_sbp.cpp, docs/sbp.md)
     using Given = std::pair<const char*, bool>;
@@ -177,11 +183,12 @@ void run_plan(PlanArgs& a) {
   if (a.oases_blocks) {  // Oases' per-block tp chain instead of the strategy search (docs/planner.md)
     if (a.gbs == 0) throw core::InputError("plan: --oases-blocks: needs a batch size (--gbs N, not auto)");
     if (a.layerwise) throw core::InputError("plan: --oases-blocks and --layerwise are two different searches: pick one");
+    check_oases_outputs(plan_outputs(a));  // its per-block plan is no strategy: the output flags are refused
     run_oases_blocks(m, c, a.gbs, opt.dtype, opt.cost, stdout);
     return;
   }
   if (a.layerwise || a.gbs == 0) {  // Galvatron-BMW per-layer search and/or the --gbs auto sweep
-    run_plan_layerwise({a.layerwise, a.json_file, a.explain}, m, c, opt);
+    run_plan_layerwise({a.layerwise, a.explain, plan_outputs(a)}, m, c, opt);
     return;
   }
   // Progress on stderr once the search has run for more than a second.
@@ -236,11 +243,7 @@ void run_plan(PlanArgs& a) {
       fmt::print(out, "best plan is {:.2f}x faster than {}\n", b.estimate.iteration_time_s / best, b.name);
   fmt::print(out, "\nsearch: {} configurations, {} costed, {} pruned by the lower bound, {:.3f} s\n", r.space_size,
              r.evaluated, r.pruned_by_bound, r.search_time_s);
-  cost::Strategy shown = r.top.front().strategy;
-  bool identity = true;
-  for (std::size_t i = 0; i < shown.placement.size(); ++i) identity = identity && shown.placement[i] == static_cast<int>(i);
-  if (identity) shown.placement.clear();  // the default (Megatron) placement
-  fmt::print(out, "best strategy: {}\n", cost::to_cli_string(shown));
+  fmt::print(out, "best strategy: {}\n", best_strategy_text(c, r.top.front().strategy));
   if (a.explain) {
     fmt::print(out, "\nWhy this plan:\n");
     for (const auto& line : r.explanation) fmt::print(out, "  - {}\n", line);
@@ -256,16 +259,21 @@ void run_plan(PlanArgs& a) {
     export_strategy_cli(a.export_engine, m, c, r.top.front().strategy, "-", false);
   }
   nlohmann::ordered_json per_stage;
-  if (a.per_stage.enabled) per_stage = run_per_stage(a.per_stage, m, c, opt, r.top.front(), out);
+  plan::Candidate ps;  // --per-stage: its plan joins the plan file's candidates (one plan-file shape, issue 41)
+  if (a.per_stage.enabled) per_stage = run_per_stage(a.per_stage, m, c, opt, r.top.front(), out, &ps);
+  std::optional<plan::PlanResult> with_ps;  // a copy only with --per-stage (a big plan's result is large)
+  if (a.per_stage.enabled) with_ps = with_candidate(r, ps);
+  const plan::PlanResult& written = with_ps ? *with_ps : r;
   nlohmann::ordered_json trials;
   if (a.trials > 0) trials = run_plan_trials(a.model, c, r, a.trials, a.trial_steps, a.trial_timeout_s);
   if (!a.json_file.empty()) {
     nlohmann::ordered_json extra = nlohmann::ordered_json::object();
     if (a.trials > 0) extra["trials"] = std::move(trials);
     if (a.per_stage.enabled) extra["per_stage"] = std::move(per_stage);
+    extra.update(input_definitions(a.model, m, a.cluster, c));  // self-contained: model/cluster files embedded
     // Written member by member (plan::plan_file_text): a 98,304-GPU plan file's tree would otherwise be most of
     // the process's peak memory (issue 22: <= 100 MiB).
-    const std::string text = plan::plan_file_text(r, m, c, opt, extra);
+    const std::string text = plan::plan_file_text(written, m, c, opt, extra);
     write_output(a.json_file, text, "plan: --json");
     if (a.json_file != "-")
       fmt::print("plan file written to {} (read it back with `strata estimate --strategy-file {}`)\n", a.json_file,
@@ -275,7 +283,7 @@ void run_plan(PlanArgs& a) {
     ReportFiles files;
     files.html = a.report_file;
     files.flag = "plan: --report";
-    write_plan_report(nlohmann::json(plan::plan_to_json(r, m, c, opt)), "plan", m, c, files, opt.cost);
+    write_plan_report(nlohmann::json(plan::plan_to_json(written, m, c, opt)), "plan", m, c, files, opt.cost);
   }
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "plan_source.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/json.hpp"
 #include "strata/cost/profile.hpp"
@@ -60,22 +61,16 @@ void run_report(const ReportArgs& a) {
   const auto j = core::load_json_file(a.plan);
   const core::JsonWhere w{a.plan, ""};
   core::expect_object(j, w);
-  // A plan file names its model and cluster; flags override them (a model or cluster given as a file).
-  const std::string model_name = a.model.empty() ? core::opt_string(j, "model", w).value_or("") : a.model;
-  const std::string cluster_spec = a.cluster.empty() ? core::opt_string(j, "cluster", w).value_or("") : a.cluster;
-  const std::int64_t seq = a.seq > 0 ? a.seq : core::opt_positive_int(j, "seq", w).value_or(0);
-  if (model_name.empty()) throw core::InputError("report: --model is required (the plan file names none)");
-  if (cluster_spec.empty()) throw core::InputError("report: --cluster is required (the plan file names none)");
-  auto m = model::resolve_model(model_name);
-  if (seq > 0 && seq != m.seq) m = model::with_seq(m, seq);
-  const auto c = hw::resolve_cluster(cluster_spec, hw::builtin_catalog());
+  // Model, cluster and seq: the flags, else the plan file's (embedded definitions first: plan_source.hpp).
+  const PlanContext ctx =
+      resolve_plan_context(a.plan, {"report", a.model, a.cluster, a.seq > 0 ? std::optional(a.seq) : std::nullopt});
   cost::CostOptions cost;
   std::optional<cost::Profile> profile;
   if (!a.profile.empty()) {
     profile = cost::load_profile_file(a.profile);
     cost.profile = &*profile;
   }
-  write_plan_report(j, a.plan, m, c, a.files, cost);
+  write_plan_report(j, a.plan, ctx.model, ctx.cluster, a.files, cost);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include "commands.hpp"
 #include "io.hpp"
+#include "plan_source.hpp"
 #include "simulate_per_stage.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/json.hpp"
@@ -25,6 +26,7 @@
 #include "strata/cost/strategy.hpp"
 #include "strata/hw/cluster.hpp"
 #include "strata/model/model.hpp"
+#include "strata/plan/placement.hpp"
 #include "strata/sim/from_cost.hpp"
 #include "strata/sim/trace.hpp"
 
@@ -78,11 +80,7 @@ void print_human(const model::Model& m, const hw::Cluster& c, const cost::Strate
   const std::size_t limit = 32;
   for (std::size_t w = 0; w < res.workers.size() && w < limit; ++w) {
     const auto& st = res.workers[w];
-    std::string devs;
-    for (int d : r.input.workers[w].devices) {
-      if (!devs.empty()) devs += ',';
-      devs += std::to_string(d);
-    }
+    const std::string devs = plan::device_ranges(r.input.workers[w].devices);
     rows.push_back({std::to_string(w / r.input.dp), std::to_string(w % r.input.dp), devs,
                     core::format_seconds(st.busy_s), core::format_seconds(st.idle_s),
                     fmt::format("{:.1f}%", 100.0 * st.bubble_fraction), core::format_bytes(st.peak_memory_bytes),
@@ -109,33 +107,16 @@ double parse_bucket_mib(const std::string& text) {
 void run_simulate(const SimulateArgs& a) {
   const int sources = !a.plan.empty() + !a.strategy.empty() + !a.strategy_file.empty();
   if (sources != 1) throw core::InputError("simulate: give exactly one of --plan, --strategy and --strategy-file");
-  std::string model_name = a.model, cluster_spec = a.cluster;
-  std::optional<std::int64_t> seq = a.seq;
-  if (!a.plan.empty() || !a.strategy_file.empty()) {
-    // A plan file names its model, cluster and seq; flags override them.
-    const PlanInputs in = plan_file_inputs(a.plan.empty() ? a.strategy_file : a.plan);
-    if (model_name.empty()) model_name = in.model;
-    if (cluster_spec.empty()) cluster_spec = in.cluster;
-    if (!seq) seq = in.seq;
-  }
-  if (model_name.empty()) throw core::InputError("simulate: --model is required (the plan file names none)");
-  if (cluster_spec.empty()) throw core::InputError("simulate: --cluster is required (the plan file names none)");
   sim::check_simulation_options(a.iterations, a.overlap_slowdown, std::nullopt);
   if (!a.trace.empty()) check_output_path(a.trace, "simulate: --trace");
   const double bucket_mib = a.bucket_mib.empty() ? 0.0 : parse_bucket_mib(a.bucket_mib);
-  auto m = model::resolve_model(model_name);
-  if (seq) m = model::with_seq(m, *seq);
-  const auto c = hw::resolve_cluster(cluster_spec, hw::builtin_catalog());
-  cost::Strategy s = !a.strategy.empty() ? cost::parse_strategy(a.strategy)
-                                         : cost::load_strategy_file(a.plan.empty() ? a.strategy_file : a.plan);
+  // Model, cluster and seq: the flags, else the plan file's (embedded definitions first: plan_source.hpp).
+  const std::string file = a.plan.empty() ? a.strategy_file : a.plan;
+  const PlanContext ctx = resolve_plan_context(file, {"simulate", a.model, a.cluster, a.seq});
+  const model::Model& m = ctx.model;
+  const hw::Cluster& c = ctx.cluster;
+  cost::Strategy s = !a.strategy.empty() ? cost::parse_strategy(a.strategy) : cost::load_strategy_file(file);
   s = cost::complete_strategy(s, m, c);
-  if (!cost::is_uniform(s) && s.schedule == cost::Schedule::pipedream) {  // stages of different widths (issue 14)
-    cost::CostOptions co;
-    if (a.memory_headroom_given)
-      co.memory_headroom = cost::parse_memory_headroom(a.memory_headroom, "simulate: --memory-headroom");
-    simulate_per_stage(m, c, s, co, a.json, !a.trace.empty());
-    return;
-  }
   sim::CostSimOptions opt;
   opt.iterations = a.iterations.value_or(0);          // 0 = the schedule's default
   opt.overlap_slowdown = a.overlap_slowdown.value_or(0);  // 0 = the cost model's constant
@@ -153,6 +134,10 @@ void run_simulate(const SimulateArgs& a) {
     profile = cost::load_profile_file(a.profile);
     opt.cost.profile = &*profile;
   }
+  // Stages of different widths (per-stage plans, every schedule): the stage-by-stage replay.
+  const PerStageSimFlags flags{a.json, !a.trace.empty(), a.full, a.iterations.has_value(),
+                              a.overlap_slowdown.has_value()};
+  if (simulate_per_stage(m, c, s, opt.cost, flags)) return;
   sim::SimOptions so;
   so.keep_timeline = !a.trace.empty();
   so.record_memory_timeline = !a.trace.empty();

@@ -8,12 +8,17 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "commands.hpp"
+#include "export_hooks.hpp"
 #include "io.hpp"
+#include "plan_source.hpp"
+#include "plan_trials.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/json.hpp"
 #include "strata/core/text.hpp"
 #include "strata/core/units.hpp"
 #include "strata/plan/layerwise.hpp"
+#include "strata/plan/placement.hpp"
 
 namespace strata::cli {
 
@@ -50,8 +55,53 @@ std::vector<std::string> row(const std::string& name, const cost::Strategy& s, c
 
 }  // namespace
 
+std::string best_strategy_text(const hw::Cluster& c, cost::Strategy s) {
+  bool identity = true;
+  for (std::size_t i = 0; i < s.placement.size(); ++i) identity = identity && s.placement[i] == static_cast<int>(i);
+  if (identity || s.placement.size() <= 64) {
+    if (identity) s.placement.clear();  // the default (Megatron) placement
+    return cost::to_cli_string(s);
+  }
+  const std::string where = plan::placement_ranges(c, s);
+  s.placement.clear();
+  return fmt::format("{}\nplacement: {} (the exact `place=` list: `cli` in the plan file)", cost::to_cli_string(s),
+                     where);
+}
+
+void write_plan_outputs(const PlanOutputs& o, const plan::PlanResult& r, const model::Model& m, const hw::Cluster& c,
+                        const plan::PlanOptions& opt, nlohmann::ordered_json extra, bool closest) {
+  std::FILE* out = o.json_file == "-" ? stderr : stdout;
+  const auto& best = r.top.front();
+  if (!o.compare_to.empty()) compare_to_config(o.compare_to, m, c, best.estimate.iteration_time_s);
+  if (!o.export_engine.empty()) {
+    fmt::print(out, "\n");
+    std::fflush(out);
+    export_strategy_cli(o.export_engine, m, c, best.strategy, "-", closest);
+  }
+  if (o.trials > 0)
+    extra["trials"] = run_plan_trials(o.model_spec, c, r, o.trials, o.trial_steps, o.trial_timeout_s);
+  if (o.json_file.empty() && o.report_file.empty()) return;
+  extra.update(input_definitions(o.model_spec, m, o.cluster_spec, c));
+  const std::string text = plan::plan_file_text(r, m, c, opt, extra);
+  if (!o.json_file.empty()) {
+    write_output(o.json_file, text, "plan: --json");
+    if (o.json_file != "-") fmt::print("plan file written to {}\n", o.json_file);
+  }
+  if (!o.report_file.empty()) {  // the same page as `strata report --plan <the --json file>`
+    ReportFiles files;
+    files.html = o.report_file;
+    files.flag = "plan: --report";
+    write_plan_report(nlohmann::json::parse(text), "plan", m, c, files, opt.cost);
+  }
+}
+
 void run_plan_layerwise(const LayerwiseRun& run, const model::Model& m, const hw::Cluster& c,
                         const plan::PlanOptions& opt) {
+  if (run.layerwise && opt.placement != plan::PlacementMode::hetero)
+    throw core::InputError(fmt::format("plan: --placement {} does not apply to --layerwise (the per-layer search "
+                                       "lays its stages out on consecutive devices)", plan::to_string(opt.placement)));
+  if (!run.out.json_file.empty()) check_output_path(run.out.json_file, "plan: --json");
+  if (!run.out.report_file.empty()) check_output_path(run.out.report_file, "plan: --report");
   std::optional<plan::PlanResult> uni;
   plan::PlanOptions uopt = opt;
   uopt.baselines = false;
@@ -77,7 +127,7 @@ void run_plan_layerwise(const LayerwiseRun& run, const model::Model& m, const hw
   if (!lw.found && !uni)
     throw core::InputError(fmt::format("plan: model {} fits no plan on {} within the memory budget (gbs {})", m.name,
                                        c.name, opt.global_batch == 0 ? std::string("auto") : std::to_string(opt.global_batch)));
-  std::FILE* out = run.json_file == "-" ? stderr : stdout;
+  std::FILE* out = run.out.json_file == "-" ? stderr : stdout;
   const double best = std::max(lw.found ? lw.estimate.samples_per_s : 0.0, uni ? uni->top.front().estimate.samples_per_s : 0.0);
   std::vector<std::vector<std::string>> rows;
   if (lw.found) rows.push_back(row("per-layer (BMW)", lw.strategy, lw.estimate, best));
@@ -95,18 +145,25 @@ void run_plan_layerwise(const LayerwiseRun& run, const model::Model& m, const hw
   }
   const bool lw_best = lw.found && (!uni || lw.estimate.samples_per_s >= uni->top.front().estimate.samples_per_s);
   const cost::Strategy& bs = lw_best ? lw.strategy : uni->top.front().strategy;
-  fmt::print(out, "best strategy: {}\n", cost::to_cli_string(bs));
-  if (run.json_file.empty()) return;
-  nlohmann::ordered_json j;
-  j["best"]["strategy"] = cost::to_json(bs);
-  j["best"]["estimate"] = cost::to_json(lw_best ? lw.estimate : uni->top.front().estimate);
-  j["best"]["cli"] = cost::to_cli_string(bs);
-  if (lw.found) j["layer_choices"] = plan::describe_layer_choices(lw.strategy);
-  if (uni) {
-    j["uniform_best"]["strategy"] = cost::to_json(uni->top.front().strategy);
-    j["uniform_best"]["estimate"] = cost::to_json(uni->top.front().estimate);
+  fmt::print(out, "best strategy: {}\n", best_strategy_text(c, bs));
+  // The plan file of every search: the per-layer plan among the uniform top-K, best first (by samples/s: with
+  // --gbs auto the candidates' batch sizes differ).
+  plan::PlanResult r = uni ? *uni : plan::PlanResult{};
+  if (lw.found) {
+    plan::Candidate cand{lw.strategy, lw.estimate, "per-layer (Galvatron-BMW)", 0, 0};
+    r.top.insert(lw_best ? r.top.begin() : r.top.begin() + 1, std::move(cand));
+    r.search_time_s += lw.search_time_s;
   }
-  write_output(run.json_file, core::dump_json(j) + "\n", "plan: --json");
+  plan::PlanOptions fopt = opt;
+  fopt.global_batch = bs.global_batch;  // --gbs auto: the batch size chosen
+  nlohmann::ordered_json extra = nlohmann::ordered_json::object();
+  extra["search"] = run.layerwise ? "layerwise" : "gbs-auto";
+  if (lw.found) extra["layer_choices"] = plan::describe_layer_choices(lw.strategy);
+  if (uni) {
+    extra["uniform_best"]["strategy"] = cost::to_json(uni->top.front().strategy);
+    extra["uniform_best"]["estimate"] = cost::to_json(uni->top.front().estimate);
+  }
+  write_plan_outputs(run.out, r, m, c, fopt, std::move(extra), /*closest=*/lw_best);
 }
 
 }  // namespace strata::cli

@@ -50,7 +50,7 @@ void check_per_stage_args(const PerStageArgs& a) {
 
 nlohmann::ordered_json run_per_stage(const PerStageArgs& a, const model::Model& m, const hw::Cluster& c,
                                      const plan::PlanOptions& opt, const plan::Candidate& best_uniform,
-                                     std::FILE* out) {
+                                     std::FILE* out, plan::Candidate* found) {
   plan::StageSearchOptions so;
   so.global_batch = opt.global_batch;
   so.dtype = opt.dtype;
@@ -99,7 +99,15 @@ nlohmann::ordered_json run_per_stage(const PerStageArgs& a, const model::Model& 
   j["best_uniform_iteration_time_s"] = tu;
   j["gain_over_uniform"] = ts > 0 ? tu / ts : 0.0;
   j["search_time_s"] = r.search_time_s;
+  if (found) *found = {r.strategy, r.estimate, "per-stage (objective " + a.objective + ")", r.objective_s, 0};
   return j;
+}
+
+plan::PlanResult with_candidate(plan::PlanResult r, plan::Candidate cand) {
+  auto it = r.top.begin();
+  while (it != r.top.end() && it->estimate.iteration_time_s <= cand.estimate.iteration_time_s) ++it;
+  r.top.insert(it, std::move(cand));
+  return r;
 }
 
 }  // namespace strata::cli

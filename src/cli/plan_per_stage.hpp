@@ -21,9 +21,14 @@ struct PerStageArgs {
 void add_per_stage_options(CLI::App* cmd, PerStageArgs& a);
 // Checks the flags (InputError naming the flag) before any search runs.
 void check_per_stage_args(const PerStageArgs& a);
-// Runs the search and prints it to `out`; returns the plan file's "per_stage" object.
+// Runs the search and prints it to `out`; returns the plan file's "per_stage" object and, when `found` is given,
+// the per-stage plan as a candidate (label "per-stage (objective …)").
 nlohmann::ordered_json run_per_stage(const PerStageArgs& a, const model::Model& m, const hw::Cluster& c,
                                      const plan::PlanOptions& opt, const plan::Candidate& best_uniform,
-                                     std::FILE* out);
+                                     std::FILE* out, plan::Candidate* found = nullptr);
+// `r` with `cand` among its candidates at its rank by iteration time (best first; ties keep the earlier ones
+// first): the plan file of a search that found a plan of another form (per-stage, per-layer) has the shape of every
+// plan file, and its `best` is the fastest plan found.
+plan::PlanResult with_candidate(plan::PlanResult r, plan::Candidate cand);
 
 }  // namespace strata::cli

@@ -29,6 +29,7 @@ Engine parse_engine(std::string_view text, const std::string& where) {
 }
 
 std::string unexpressible_feature(Engine e, const model::Model& m, const hw::Cluster& c, const cost::Strategy& s) {
+  if (auto p = detail::per_stage_problem(c, s); !p.empty()) return p;  // before the uniform fields are read
   // Oases' schedule (docs/cost-model.md §Communication) has no engine flag; the chunked collective matmul
   // (overlap=async) is Megatron's --tp-comm-overlap and torchtitan's async TP, and has no DeepSpeed form.
   if (s.tp_overlap) return "overlap=on (Oases' two-sub-batch overlapped TP)";
@@ -52,6 +53,10 @@ std::string unexpressible_feature(Engine e, const model::Model& m, const hw::Clu
 }
 
 cost::Strategy closest_expressible(Engine e, const model::Model& m, const hw::Cluster& c, cost::Strategy s) {
+  if (!cost::is_uniform(s) && !detail::per_stage_closest(m, c, s))
+    throw core::InputError(fmt::format("export: {} cannot express {}, and there is no closest uniform plan to it "
+                                       "(export the plan file's best uniform plan instead)",
+                                       to_string(e), detail::per_stage_problem(c, s)));
   const int v_before = s.virtual_stages;
   s.tp_overlap = false;                                                          // blocking TP
   if (e == Engine::deepspeed) s.tp_async = false;

@@ -27,6 +27,11 @@ std::string deepspeed_problem(const model::Model& m, const cost::Strategy& s);
 void deepspeed_closest(const model::Model& m, cost::Strategy& s);
 std::string launch_problem(const hw::Cluster& c, const cost::Strategy& s);
 void launch_closest(cost::Strategy& s);
+// Per-stage and per-layer strategies (export/per_stage.cpp): "" when `s` is uniform, else what no engine can
+// express; per_stage_closest turns a per-layer plan of alike stages over every device into the uniform plan of its
+// stages' layouts (true), and leaves any other per-stage strategy as it is (false).
+std::string per_stage_problem(const hw::Cluster& c, const cost::Strategy& s);
+bool per_stage_closest(const model::Model& m, const hw::Cluster& c, cost::Strategy& s);
 
 // Writers (the strategy complete and expressible).
 std::vector<std::string> megatron_arg_list(const model::Model& m, const cost::Strategy& s);  // flag, value, ...

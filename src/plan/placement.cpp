@@ -187,6 +187,10 @@ std::vector<int> anneal_placement(const hw::Cluster& c, int dp, int tp, int pp, 
 
 std::vector<int> stage_gpu_types(const hw::Cluster& c, const cost::Strategy& s) {
   std::vector<int> out;
+  if (!cost::is_uniform(s)) {  // per-stage form: the stages hold their devices
+    for (const auto& v : cost::stage_views(s, c)) out.push_back(v.gpu_type);
+    return out;
+  }
   for (int st = 0; st < s.pp; ++st) {
     int t = -2;
     for (int r = 0; r < s.dp_cp() * s.tp; ++r) {
@@ -210,6 +214,29 @@ std::string placement_summary(const hw::Cluster& c, const cost::Strategy& s) {
     out += i == j ? fmt::format("stage {}: {}", i, name)
                   : fmt::format("stages {}-{}: {}", i, j, name);
     i = j + 1;
+  }
+  return out;
+}
+
+std::string device_ranges(std::span<const int> devices) {
+  std::string out;
+  for (std::size_t i = 0; i < devices.size();) {
+    std::size_t j = i;
+    while (j + 1 < devices.size() && devices[j + 1] == devices[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += i == j ? std::to_string(devices[i]) : fmt::format("{}-{}", devices[i], devices[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string placement_ranges(const hw::Cluster& c, const cost::Strategy& s) {
+  std::string out;
+  const auto views = cost::stage_views(s, c);
+  for (std::size_t i = 0; i < views.size(); ++i) {
+    const auto& v = views[i];
+    const std::string gpu = v.gpu_type < 0 ? "mixed" : c.gpu_types[v.gpu_type].name;
+    out += fmt::format("{}stage {} {} devices {}", i ? "; " : "", i, gpu, device_ranges(v.devices));
   }
   return out;
 }

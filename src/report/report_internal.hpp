@@ -2,7 +2,9 @@
 // (summary.cpp), the per-stage breakdown and "why this plan" (why.cpp), the simulated timeline and memory
 // (timeline.cpp).
 #pragma once
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +21,9 @@ struct PlanView {
   std::string origin;
   cost::Strategy best;                  // complete (split and placement filled)
   const nlohmann::json& best_estimate;  // plan["best"]["estimate"]
+  // Micro-batches per replica and iteration of each stage (cost::StageView::micro_batches: gbs/(dp_i·mbs); the
+  // same for every stage of a uniform plan).
+  std::vector<std::int64_t> stage_micro_batches;
 };
 
 // A number shown on the page: exact value (data-value) plus the text a person reads.
@@ -35,6 +40,10 @@ OJson placement_section(const PlanView& pv, const hw::Cluster& c);
 OJson stages_section(const PlanView& pv);
 OJson why_section(const PlanView& pv, const model::Model& m, const hw::Cluster& c, const ReportOptions& opt);
 OJson timeline_section(const PlanView& pv, const model::Model& m, const hw::Cluster& c, const ReportOptions& opt);
+// The same section for a per-stage plan of unequal stages (sim::simulate_per_stage; timeline_per_stage.cpp): the
+// flushed schedules' replicas as Gantt rows (compute ops only), memory from the cost model (no curve).
+OJson per_stage_timeline_section(const PlanView& pv, const model::Model& m, const hw::Cluster& c,
+                                 const ReportOptions& opt);
 
 }  // namespace strata::report::detail
 

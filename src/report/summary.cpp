@@ -31,12 +31,12 @@ double plan_number(const nlohmann::json& obj, const std::string& key, const std:
 
 namespace {
 
-// True when every tp group of the strategy sits inside one node.
+// True when every tp group of the strategy (either form) sits inside one node.
 bool tp_inside_nodes(const cost::Strategy& s, const hw::Cluster& c) {
-  for (int st = 0; st < s.pp; ++st)
-    for (int d = 0; d < s.dp_cp(); ++d)
-      for (int r = 1; r < s.tp; ++r)
-        if (c.devices[s.device(st, d, r)].node != c.devices[s.device(st, d, 0)].node) return false;
+  for (const auto& v : cost::stage_views(s, c))
+    for (std::size_t g = 0; g < v.devices.size(); g += v.tp)
+      for (int r = 1; r < v.tp; ++r)
+        if (c.devices[v.devices[g + r]].node != c.devices[v.devices[g]].node) return false;
   return true;
 }
 
@@ -53,7 +53,39 @@ std::string schedule_words(const cost::Strategy& s) {
 
 }  // namespace
 
+namespace {
+
+// A per-stage plan: its stages' own GPU types and (dp, tp), then the traits they share.
+std::string per_stage_in_words(const cost::Strategy& s, const hw::Cluster& c) {
+  std::vector<std::string> parts, stages;
+  parts.push_back(fmt::format("{} pipeline stages of their own widths ({}, {} micro-batches of {} sample{} dealt "
+                              "round-robin over each stage's replicas)",
+                              s.pp, schedule_words(s), s.global_batch / s.micro_batch, s.micro_batch,
+                              s.micro_batch > 1 ? "s" : ""));
+  const auto views = cost::stage_views(s, c);
+  bool per_layer = false;
+  for (std::size_t i = 0; i < views.size(); ++i) {
+    const auto& v = views[i];
+    per_layer = per_layer || !v.layer_choices.empty();
+    stages.push_back(fmt::format("stage {} {} dp {} tp {} ({} layers)", i,
+                                 v.gpu_type < 0 ? "mixed" : c.gpu_types[v.gpu_type].name, v.dp, v.tp, v.num_layers));
+  }
+  parts.push_back(core::join(stages, "; "));
+  if (per_layer) parts.push_back("per-layer tp / ZeRO-3 / recompute choices inside the stages (Galvatron-BMW)");
+  if (cost::devices_used(s) < c.num_devices())
+    parts.push_back(fmt::format("{} of the {} GPUs used", cost::devices_used(s), c.num_devices()));
+  if (s.zero_stage > 0) parts.push_back(fmt::format("ZeRO-{}", s.zero_stage));
+  if (s.recompute != model::Recompute::none)
+    parts.push_back(fmt::format("{} activation recompute", model::to_string(s.recompute)));
+  if (s.sequence_parallel) parts.push_back("sequence parallel");
+  parts.push_back(fmt::format("{} compute", hw::to_string(s.dtype)));
+  return core::join(parts, ", ");
+}
+
+}  // namespace
+
 std::string strategy_in_words(const cost::Strategy& s, const hw::Cluster& c) {
+  if (!cost::is_uniform(s)) return per_stage_in_words(s, c);
   std::vector<std::string> parts;
   const auto m = s.num_micro_batches();
   if (s.pp > 1)
@@ -160,10 +192,16 @@ OJson summary_section(const PlanView& pv, const model::Model& m, const hw::Clust
 
 OJson placement_section(const PlanView& pv, const hw::Cluster& c) {
   const cost::Strategy& s = pv.best;
-  std::vector<std::array<int, 3>> role(c.num_devices(), {-1, -1, -1});
-  for (int st = 0; st < s.pp; ++st)
-    for (int d = 0; d < s.dp_cp(); ++d)
-      for (int r = 0; r < s.tp; ++r) role[s.device(st, d, r)] = {st, d, r};
+  std::vector<std::array<int, 3>> role(c.num_devices(), {-1, -1, -1});  // idle devices of a per-stage plan: -1
+  const auto views = cost::stage_views(s, c);
+  int max_dp = 0, max_tp = 0;
+  for (std::size_t st = 0; st < views.size(); ++st) {
+    const auto& v = views[st];
+    max_dp = std::max(max_dp, static_cast<int>(v.devices.size()) / v.tp);
+    max_tp = std::max(max_tp, v.tp);
+    for (std::size_t i = 0; i < v.devices.size(); ++i)
+      role[v.devices[i]] = {static_cast<int>(st), static_cast<int>(i) / v.tp, static_cast<int>(i) % v.tp};
+  }
   OJson j;
   OJson types = OJson::array();
   for (const auto& g : c.gpu_types) types.push_back(g.name);
@@ -175,8 +213,8 @@ OJson placement_section(const PlanView& pv, const hw::Cluster& c) {
   for (const auto& d : c.devices)
     devs.push_back(OJson::array({d.gpu_type, role[d.id][0], role[d.id][1], role[d.id][2]}));
   j["devices"] = devs;
-  j["dp"] = s.dp;
-  j["tp"] = s.tp;
+  j["dp"] = cost::is_uniform(s) ? s.dp : max_dp;  // per-stage plans: the widest stage's
+  j["tp"] = cost::is_uniform(s) ? s.tp : max_tp;
   j["pp"] = s.pp;
   return j;
 }

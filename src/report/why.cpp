@@ -168,7 +168,6 @@ OJson sensitivity(const PlanView& pv, const model::Model& m, const hw::Cluster& 
 
 OJson stages_section(const PlanView& pv) {
   const auto& e = pv.best_estimate;
-  const double m = static_cast<double>(pv.best.num_micro_batches());
   const std::string w = pv.origin + ": best.estimate.stages";
   if (!e.contains("stages") || !e["stages"].is_array() || e["stages"].empty())
     throw core::InputError(w + ": missing or empty");
@@ -178,9 +177,10 @@ OJson stages_section(const PlanView& pv) {
   for (const auto& st : e["stages"]) fill_p2p += plan_number(st, "p2p_s", w);
   OJson rows = OJson::array();
   int slow = 0;
-  double slow_t = -1, fast_t = INFINITY;
+  double slow_t = -1, slow_total = -1, fast_t = INFINITY;
   for (std::size_t i = 0; i < e["stages"].size(); ++i) {
     const auto& st = e["stages"][i];
+    const double m = i < pv.stage_micro_batches.size() ? static_cast<double>(pv.stage_micro_batches[i]) : 1.0;
     const double bubble = plan_number(st, "bubble_s", w), p2p = std::min(bubble, fill_p2p);
     OJson r;
     r["stage"] = static_cast<int>(i);
@@ -193,11 +193,13 @@ OJson stages_section(const PlanView& pv) {
     r["optimizer_s"] = plan_number(st, "optimizer_s", w);
     r["bubble_s"] = bubble - p2p;
     const double t = plan_number(st, "time_s", w);
-    if (t > slow_t) slow_t = t, slow = static_cast<int>(i);
+    if (m * t > slow_total) slow_total = m * t, slow_t = t, slow = static_cast<int>(i);  // the most per iteration
     fast_t = std::min(fast_t, t);
     rows.push_back(r);
   }
   const auto& sj = e["stages"][slow];
+  const double m = slow < static_cast<int>(pv.stage_micro_batches.size())
+                       ? static_cast<double>(pv.stage_micro_batches[slow]) : 1.0;
   const double tp_share = slow_t > 0 ? plan_number(sj, "tp_comm_s", w) / slow_t : 0;
   OJson j;
   j["rows"] = rows;
@@ -215,7 +217,10 @@ OJson stages_section(const PlanView& pv) {
 OJson why_section(const PlanView& pv, const model::Model& m, const hw::Cluster& c, const ReportOptions& opt) {
   const auto& plan = pv.plan;
   const double best_t = plan_number(pv.best_estimate, "iteration_time_s", pv.origin + ": best.estimate");
-  const double best_m = static_cast<double>(pv.best.num_micro_batches());
+  // Per-stage plans: the most micro-batches any stage runs (a baseline's reason compares per-iteration sums).
+  const double best_m = pv.stage_micro_batches.empty() ? 1.0
+                        : static_cast<double>(*std::max_element(pv.stage_micro_batches.begin(),
+                                                                pv.stage_micro_batches.end()));
   OJson j;
   OJson top = OJson::array();
   for (const auto& cand : plan["candidates"]) {

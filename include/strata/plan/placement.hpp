@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +43,11 @@ std::vector<int> anneal_placement(const hw::Cluster& c, int dp, int tp, int pp, 
 
 // "stages 0-2: v100-16gb, 3: t4" (the GPU type of each stage; "mixed" when a stage spans types).
 std::string placement_summary(const hw::Cluster& c, const cost::Strategy& s);
+// Device ids as runs, in their order: "0-63,128-191" (a run = consecutive increasing ids; 0+1+2+3 → "0-3").
+std::string device_ranges(std::span<const int> devices);
+// Where each stage of a complete strategy (either form) runs, compactly: "stage 0 a100 devices 0-63; stage 1 h100
+// devices 64-127" (device_ranges of its rank order). What the CLI prints instead of a one-id-per-device `place=`.
+std::string placement_ranges(const hw::Cluster& c, const cost::Strategy& s);
 // The GPU type index of each stage (−1 when its devices span types).
 std::vector<int> stage_gpu_types(const hw::Cluster& c, const cost::Strategy& s);
 
