@@ -55,6 +55,22 @@ void run_export(const ExportArgs& a) {
 
 void export_strategy_cli(const std::string& engine, const model::Model& m, const hw::Cluster& c,
                          const cost::Strategy& s, const std::string& out, bool closest) {
+  if (engine == "torchtitan-py") {  // the current torchtitan config format (docs/export.md §torchtitan)
+    if (closest) {
+      try {
+        write_output(exporter::export_torchtitan_py(m, c, s), out);
+        return;
+      } catch (const core::InputError& err) {
+        std::FILE* note = out == "-" ? stderr : stdout;
+        fmt::print(note, "{}; writing the closest plan torchtitan can run\n", err.what());
+        const auto near = exporter::closest_expressible(exporter::Engine::torchtitan, m, c, s);
+        write_output(exporter::export_torchtitan_py(m, c, near), out);
+        return;
+      }
+    }
+    write_output(exporter::export_torchtitan_py(m, c, s), out);
+    return;
+  }
   const auto e = exporter::parse_engine(engine, "export: --to");
   const std::string feature = exporter::unexpressible_feature(e, m, c, s);
   if (feature.empty() || !closest) {
@@ -130,14 +146,14 @@ void register_export_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "export",
       "Write a plan as the configuration of a training engine: megatron (pretrain_gpt.py arguments), torchtitan\n"
-      "(job TOML), deepspeed (ds_config JSON), torchrun or slurm (launch script whose node table realises the\n"
+      "(job TOML; torchtitan-py: the current Python config), deepspeed (ds_config JSON), torchrun or slurm (launch script whose node table realises the\n"
       "placement). What the engine cannot express is an error naming the feature (exit 2); --closest writes the\n"
       "nearest expressible plan and prints both predicted times. Mapping: docs/export.md.\n"
       "Example: strata plan --model gpt3-175b --cluster dgx-a100:16 --gbs 1536 --json plan.json\n"
       "         strata export --plan plan.json --to megatron");
   cmd->add_option("--plan", a->plan, "Plan file from `strata plan --json` (or a strategy JSON with --model/--cluster)")
       ->required();
-  cmd->add_option("--to", a->to, "megatron | torchtitan | deepspeed | torchrun | slurm")->required();
+  cmd->add_option("--to", a->to, "megatron | torchtitan (TOML, 238fa995 era) | torchtitan-py (current Python config) | deepspeed | torchrun | slurm")->required();
   cmd->add_option("--out", a->out, "Directory to write the file into, or - for stdout (default)");
   cmd->add_option("--model", a->model, "Model (default: the plan file's)");
   cmd->add_option("--cluster", a->cluster, "Cluster (default: the plan file's)");

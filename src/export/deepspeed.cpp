@@ -1,7 +1,7 @@
 // export/deepspeed: a strategy as a DeepSpeed JSON config and back (keys and rules: ../shared/engines/
 // deepspeed_config.json at edaa7221). Batch identity: train_batch_size = micro × grad_accum × dp, with dp the
 // data-parallel size (pipeline and tensor ranks excluded). The pipeline degree is `pipeline.stages` (merged over
-// the engine's defaults), tp is AutoTP's `tensor_parallel.autotp_size`; the layer partition is code
+// the engine's defaults); tp > 1 is refused (it needs an mpu in the training script); the layer partition is code
 // (PipelineModule), so only strata's default split is expressible.
 #include <fmt/format.h>
 
@@ -22,6 +22,13 @@ std::string deepspeed_problem(const model::Model& m, const cost::Strategy& s) {
     return fmt::format("the asynchronous {} schedule (DeepSpeed's schedules are synchronous)", cost::to_string(s.schedule));
   // DeepSpeed's PipelineEngine asserts ZeRO stage < 2 (runtime/pipe/engine.py).
   if (s.pp > 1 && s.zero_stage >= 2) return "ZeRO stage 2/3 with pipeline parallelism (DeepSpeed pipelines take ZeRO 0-1)";
+  // Without an mpu, DeepSpeedConfig checks train_batch_size = micro × grad_accum × world (runtime/config.py:716-724,
+  // :937), and a PipelineModule's default topology is dp = world / pp (runtime/pipe/topology.py): neither sees tp.
+  // Building the tp groups is the user's model code (an mpu object), which a config file cannot carry: refused.
+  if (s.tp > 1)
+    return "tp > 1 (DeepSpeed's batch check and pipeline topology count dp without tp unless the training script "
+           "passes an mpu; the ds_config cannot carry one; rule deepspeed_tp_needs_mpu)";
+  if (s.cp > 1) return "context parallelism (DeepSpeed's sequence parallelism is Ulysses, not ring attention)";
   if (s.recompute == model::Recompute::selective)
     return "selective recompute (DeepSpeed's activation checkpointing recomputes whole layers)";
   if (!s.recompute_layers.empty()) return "per-stage rlayers (DeepSpeed checkpoints every layer of a stage or none)";
@@ -37,6 +44,10 @@ void deepspeed_closest(const model::Model& m, cost::Strategy& s) {
   (void)m;
   s.schedule = cost::Schedule::one_f_one_b;
   s.virtual_stages = 1;
+  s.dp *= s.tp * s.cp;  // the tensor- and context-parallel ranks become data-parallel replicas
+  s.tp = 1;
+  s.cp = 1;
+  s.tp_async = false;
   if (s.pp > 1 && s.zero_stage >= 2) s.zero_stage = 1;
   if (s.recompute == model::Recompute::selective) s.recompute = model::Recompute::full;  // never less recompute
   s.recompute_early_stop = false;  // deepspeed.checkpointing re-runs the whole forward
@@ -68,7 +79,6 @@ std::string deepspeed_json(const model::Model& m, const hw::Cluster& c, const co
   j["zero_optimization"] = z;
   if (s.dtype == hw::Dtype::bf16) j["bf16"] = {{"enabled", true}};
   if (s.dtype == hw::Dtype::fp16) j["fp16"] = {{"enabled", true}};
-  if (s.tp > 1) j["tensor_parallel"] = {{"autotp_size", s.tp}};
   if (s.pp > 1) {
     core::OrderedJson p;
     p["stages"] = s.pp;

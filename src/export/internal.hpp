@@ -23,6 +23,8 @@ std::string megatron_problem(const model::Model& m, const cost::Strategy& s);
 void megatron_closest(const model::Model& m, cost::Strategy& s);
 std::string torchtitan_problem(const model::Model& m, const cost::Strategy& s);
 void torchtitan_closest(const model::Model& m, cost::Strategy& s);
+// torchtitan's start-up refusals and its fp32 fallback (DDP with tp/pp, AMP without FSDP, cp without FSDP).
+std::string torchtitan_runtime_problem(const cost::Strategy& s);
 std::string deepspeed_problem(const model::Model& m, const cost::Strategy& s);
 void deepspeed_closest(const model::Model& m, cost::Strategy& s);
 std::string launch_problem(const hw::Cluster& c, const cost::Strategy& s);
@@ -37,6 +39,9 @@ bool per_stage_closest(const model::Model& m, const hw::Cluster& c, cost::Strate
 std::vector<std::string> megatron_arg_list(const model::Model& m, const cost::Strategy& s);  // flag, value, ...
 std::string megatron_args_text(const model::Model& m, const hw::Cluster& c, const cost::Strategy& s);
 std::string torchtitan_toml(const model::Model& m, const hw::Cluster& c, const cost::Strategy& s);
+// The current torchtitan (b5bcd76c) config: a Python module whose function returns a Trainer.Config.
+std::string torchtitan_py(const model::Model& m, const hw::Cluster& c, const cost::Strategy& s);
+std::string torchtitan_py_problem(const model::Model& m, const cost::Strategy& s);
 std::string deepspeed_json(const model::Model& m, const hw::Cluster& c, const cost::Strategy& s);
 std::string launch_script(Engine e, const model::Model& m, const hw::Cluster& c, const cost::Strategy& s);
 

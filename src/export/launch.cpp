@@ -42,6 +42,15 @@ std::string ints(const std::vector<int>& v) {
   return core::join(p, ",");
 }
 
+// Megatron-LM validate_args (megatron/training/arguments.py at d98e8a64): Megatron-FSDP (ZeRO-2/3 here) asserts
+// CUDA_DEVICE_MAX_CONNECTIONS != "1" (:1166); otherwise tp > 1 or cp > 1 before Blackwell asserts it is "1"
+// (:1453-1478; strata's catalog has no Blackwell GPU, and "1" is accepted there too). Everything else: unset.
+std::string cuda_max_connections_line(const cost::Strategy& s) {
+  const auto v = cuda_device_max_connections(s);
+  if (!v) return "  unset CUDA_DEVICE_MAX_CONNECTIONS  # Megatron rule fsdp_cuda_max_conn / not needed by this plan\n";
+  return fmt::format("  export CUDA_DEVICE_MAX_CONNECTIONS={}  # Megatron rule cuda_max_conn (tp or cp > 1, no FSDP)\n", *v);
+}
+
 }  // namespace
 
 std::string launch_problem(const hw::Cluster& c, const cost::Strategy& s) {
@@ -72,7 +81,7 @@ std::string launch_script(Engine e, const model::Model& m, const hw::Cluster& c,
     t += fmt::format("    {}) NODE_RANK={}; NPROC={}; export CUDA_VISIBLE_DEVICES={} ;;\n", blocks[k].node, k,
                      blocks[k].local.size(), ints(blocks[k].local));
   t += fmt::format("    *) echo \"node index must be 0..{}\" >&2; return 2 ;;\n  esac\n", c.nodes.size() - 1);
-  t += "  export CUDA_DEVICE_MAX_CONNECTIONS=1  # Megatron rule cuda_max_conn (tp > 1 before Blackwell)\n";
+  t += cuda_max_connections_line(s);
   t += "  local args=(\n";
   for (std::size_t i = 0; i < args.size(); ++i) {
     const bool has_value = i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0;
@@ -100,6 +109,12 @@ std::string launch_script(Engine e, const model::Model& m, const hw::Cluster& c,
 }  // namespace strata::exporter::detail
 
 namespace strata::exporter {
+
+std::optional<int> cuda_device_max_connections(const cost::Strategy& s) {
+  if (s.zero_stage >= 2) return std::nullopt;  // Megatron-FSDP: must not be 1 (arguments.py:1166)
+  if (s.tp > 1 || s.cp > 1) return 1;          // arguments.py:1476
+  return std::nullopt;
+}
 
 Imported import_launch_script(std::string_view text, const std::string& origin, const hw::Cluster& c) {
   const std::string body(text);

@@ -143,6 +143,9 @@ std::vector<std::string> megatron_arg_list(const model::Model& m, const cost::St
   add_shape(a, *transformer_shape(m));
   add(a, "--tensor-model-parallel-size", std::to_string(s.tp));
   add(a, "--pipeline-model-parallel-size", std::to_string(s.pp));
+  // Ring attention over cp ranks (Megatron-core's context parallelism; seq % 2·cp == 0 is checked by
+  // cost::complete_strategy, as validate_args does at arguments.py:1335). dp = world / (tp·pp·cp).
+  if (s.cp > 1) add(a, "--context-parallel-size", std::to_string(s.cp));
   const int layers = static_cast<int>(m.layers.size()) - 2;
   const auto [first, last] = first_last_form(s, layers);
   if (first < 0) {
@@ -179,8 +182,12 @@ std::string megatron_args_text(const model::Model& m, const hw::Cluster& c, cons
   const auto a = megatron_arg_list(m, s);
   std::string out = fmt::format(
       "# strata export: Megatron-LM pretrain_gpt.py arguments for {} on {} ({} GPUs; dp = {} is derived by\n"
-      "# Megatron as world / (tp·pp)). Append your data, tokenizer and optimizer flags.\n# strategy: {}\n",
+      "# Megatron as world / (tp·pp·cp)). Append your data, tokenizer and optimizer flags.\n# strategy: {}\n",
       m.name, c.name, c.num_devices(), s.dp, cost::to_cli_string(s));
+  if (const auto conn = cuda_device_max_connections(s))
+    out += fmt::format("# Launch with CUDA_DEVICE_MAX_CONNECTIONS={} (Megatron validate_args: tp or cp > 1 without FSDP).\n", *conn);
+  else if (s.zero_stage >= 2)
+    out += "# Launch with CUDA_DEVICE_MAX_CONNECTIONS unset or > 1 (Megatron-FSDP asserts it is not 1).\n";
   for (std::size_t i = 0; i < a.size(); ++i) {
     const bool has_value = i + 1 < a.size() && a[i + 1].rfind("--", 0) != 0;
     // Quote values the shell would split or interpret (the layout's '|').

@@ -221,7 +221,6 @@ void recompute_of(const Flags& f, cost::Strategy& s) {
 
 Imported import_megatron_args(std::string_view args, const std::string& origin) {
   const Flags f = read_flags(args, origin);
-  if (f.num("--context-parallel-size", 1) != 1) f.fail("--context-parallel-size", "context parallelism is not modelled");
   if (f.num("--expert-model-parallel-size", 1) != 1)
     f.fail("--expert-model-parallel-size", "expert parallelism is not modelled");
   if (f.has("--fp16") && f.has("--bf16")) f.fail("--fp16", "excludes --bf16 (rule fp16_bf16_exclusive)");
@@ -231,6 +230,7 @@ Imported import_megatron_args(std::string_view args, const std::string& origin) 
   s.dp = 0;  // Megatron derives it: world / (tp·pp·cp)
   s.tp = static_cast<int>(f.num("--tensor-model-parallel-size", 1));
   s.pp = static_cast<int>(f.num("--pipeline-model-parallel-size", 1));
+  s.cp = static_cast<int>(f.num("--context-parallel-size", 1));  // ring attention; dp = world / (tp·pp·cp)
   if (!f.has("--micro-batch-size")) f.fail("--micro-batch-size", "required (rule micro_batch_required)");
   s.micro_batch = f.num("--micro-batch-size", 1);
   s.global_batch = f.num("--global-batch-size", 0);
@@ -238,8 +238,8 @@ Imported import_megatron_args(std::string_view args, const std::string& origin) 
   im.shape = shape_of(f);
   if (f.num("--num-layers", 1) > model::kMaxModelLayers)
     f.fail("--num-layers", fmt::format("must be <= {}", model::kMaxModelLayers));
-  if (s.tp > hw::kMaxClusterDevices || s.pp > hw::kMaxClusterDevices)
-    f.fail("--pipeline-model-parallel-size", "tp or pp larger than any cluster strata accepts");
+  if (s.tp > hw::kMaxClusterDevices || s.pp > hw::kMaxClusterDevices || s.cp > hw::kMaxClusterDevices)
+    f.fail("--pipeline-model-parallel-size", "tp, pp or cp larger than any cluster strata accepts");
   const int layers = im.shape ? static_cast<int>(im.shape->layers) : static_cast<int>(f.num("--num-layers", 0));
   if (f.num("--num-virtual-stages-per-pipeline-rank", 1) > model::kMaxModelLayers)
     f.fail("--num-virtual-stages-per-pipeline-rank", "more virtual stages than any model has layers");

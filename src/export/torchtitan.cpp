@@ -51,6 +51,24 @@ std::string fqn_parts(const cost::Strategy& s, int chain) {
 
 }  // namespace
 
+// What torchtitan (238fa995 and b5bcd76c alike) refuses or runs differently at start-up; docs/export.md §torchtitan,
+// data/engines/rules.json. Its FSDP mesh is dp_shard·cp, so cp > 1 always enables FSDP (parallel_dims.py
+// fsdp_enabled) and shards parameters over the cp ranks: only strata's ZeRO-2/3 (sharded over dp·cp) is that.
+std::string torchtitan_runtime_problem(const cost::Strategy& s) {
+  if (s.cp > 1 && s.zero_stage < 2)
+    return "context parallelism without ZeRO-2/3 (torchtitan's cp always enables FSDP over dp_shard·cp, rule "
+           "torchtitan_cp_fsdp)";
+  const bool fsdp = s.zero_stage >= 2 || s.cp > 1;
+  if (!fsdp && s.dp > 1 && (s.tp > 1 || s.pp > 1))
+    return "ZeRO-0 with dp > 1 and tp or pp > 1 (torchtitan's DDP raises 'DDP has not supported > 1D parallelism', "
+           "llama3/infra/parallelize.py; rule torchtitan_ddp_1d)";
+  if (!fsdp && (s.tp > 1 || s.pp > 1) && s.dtype != hw::Dtype::fp32)
+    return fmt::format("{} with tp or pp > 1 and no FSDP (torchtitan disables mixed precision there and trains in "
+                       "fp32, distributed/utils.py maybe_enable_amp; rule torchtitan_amp_needs_fsdp)",
+                       hw::to_string(s.dtype));
+  return "";
+}
+
 std::string torchtitan_problem(const model::Model& m, const cost::Strategy& s) {
   std::string why;
   if (!transformer_shape(m, &why)) return "model: " + why + " (torchtitan's TOML trains registered decoder models)";
@@ -61,7 +79,8 @@ std::string torchtitan_problem(const model::Model& m, const cost::Strategy& s) {
   if (s.eager_elementwise && s.tp_async)
     return "elementwise=eager with overlap=async (torchtitan's async TP runs under torch.compile, which fuses them)";
   if (s.zero_stage == 1) return "ZeRO-1 (torchtitan shards with FSDP2: ZeRO-3, or ZeRO-2 without resharding)";
-  if (s.zero_stage > 1 && s.dp == 1) return "a ZeRO stage with dp = 1 (nothing to shard over)";
+  if (s.zero_stage > 1 && s.dp_cp() == 1) return "a ZeRO stage with dp·cp = 1 (nothing to shard over)";
+  if (const auto p = torchtitan_runtime_problem(s); !p.empty()) return p;
   if (s.tp > 1 && !s.sequence_parallel)
     return "tp without sequence parallelism (torchtitan's tensor-parallel plan always shards the sequence)";
   if (s.tp == 1 && s.sequence_parallel) return "sequence parallelism with tp = 1";
@@ -85,8 +104,12 @@ void torchtitan_closest(const model::Model& m, cost::Strategy& s) {
     s.schedule = cost::Schedule::one_f_one_b;
     s.virtual_stages = 1;
   }
-  if (s.zero_stage == 1) s.zero_stage = s.dp > 1 ? 2 : 0;  // ZeRO-2 shards at least what ZeRO-1 does
-  if (s.zero_stage > 1 && s.dp == 1) s.zero_stage = 0;
+  if (s.zero_stage == 1) s.zero_stage = s.dp_cp() > 1 ? 2 : 0;  // ZeRO-2 shards at least what ZeRO-1 does
+  if (s.zero_stage > 1 && s.dp_cp() == 1) s.zero_stage = 0;
+  // DDP cannot combine with tp/pp, and cp always shards: ZeRO-2 (FSDP without resharding) holds no more than
+  // ZeRO-0. With dp·cp = 1 nothing can shard, and without FSDP torchtitan trains in fp32: cost that.
+  if (s.zero_stage == 0 && (s.cp > 1 || (s.dp > 1 && (s.tp > 1 || s.pp > 1)))) s.zero_stage = 2;
+  if (s.zero_stage == 0 && s.cp == 1 && (s.tp > 1 || s.pp > 1)) s.dtype = hw::Dtype::fp32;
   s.sequence_parallel = s.tp > 1;
   s.recompute_layers.clear();
   s.recompute_early_stop = s.recompute == model::Recompute::full;
@@ -113,6 +136,7 @@ std::string torchtitan_toml(const model::Model& m, const hw::Cluster& c, const c
                    shard ? 1 : s.dp, shard ? s.dp : 1);
   if (shard) t += fmt::format("fsdp_reshard_after_forward = \"{}\"\n", s.zero_stage == 3 ? "always" : "never");
   t += fmt::format("tensor_parallel_degree = {}\npipeline_parallel_degree = {}\n", s.tp, s.pp);
+  if (s.cp > 1) t += fmt::format("context_parallel_degree = {}\n", s.cp);  // FSDP mesh dp_shard·cp
   if (s.tp_async) t += "enable_async_tensor_parallel = true\n";  // overlap=async: the chunked collective matmul
   t += fmt::format("pipeline_parallel_schedule = \"{}\"\n", schedule_name(s));  // (pp = 1: kept for the round trip)
   if (s.pp > 1) {

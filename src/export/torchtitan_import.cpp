@@ -99,10 +99,12 @@ Imported import_torchtitan_toml(std::string_view text, const std::string& origin
   const std::string reshard = par.str("fsdp_reshard_after_forward", "default");
   if (reshard != "default" && reshard != "always" && reshard != "never")
     par.fail("fsdp_reshard_after_forward", "expected default, always or never");
-  s.zero_stage = shard == 1 ? 0 : reshard == "never" ? 2 : 3;
   s.tp = static_cast<int>(par.num("tensor_parallel_degree", 1, 1));
   s.pp = static_cast<int>(par.num("pipeline_parallel_degree", 1, 1));
-  if (par.num("context_parallel_degree", 1, 1) != 1) par.fail("context_parallel_degree", "context parallelism is not modelled");
+  s.cp = static_cast<int>(par.num("context_parallel_degree", 1, 1));
+  if (s.cp > 1 && replicate > 1) par.fail("context_parallel_degree", "replicate > 1 with cp (HSDP over cp) is not modelled");
+  // torchtitan's FSDP mesh is dp_shard·cp: cp > 1 shards parameters even with dp_shard = 1 (parallel_dims.py).
+  s.zero_stage = shard == 1 && s.cp == 1 ? 0 : reshard == "never" ? 2 : 3;
   s.sequence_parallel = s.tp > 1;
   // Async TP: the chunked collective matmul (overlap=async; torchtitan runs it only under torch.compile).
   s.tp_async = par.flag("enable_async_tensor_parallel", false) && s.tp > 1;

@@ -50,7 +50,7 @@ TEST(ExportImport, MegatronSplitForms) {
 }
 
 TEST(ExportImport, MegatronRejectsWhatStrataCannotModelNamingTheFlag) {
-  for (const char* bad : {"--context-parallel-size 2", "--recompute-granularity full --recompute-method uniform --recompute-num-layers 4",
+  for (const char* bad : {"--expert-model-parallel-size 2", "--recompute-granularity full --recompute-method uniform --recompute-num-layers 4",
                           "--recompute-granularity full", "--decoder-first-pipeline-num-layers 7 --pipeline-model-parallel-size 4",
                           "--pipeline-model-parallel-layout 'Ettt|tL'", "--fp16 --bf16"}) {
     try {

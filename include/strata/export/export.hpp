@@ -34,6 +34,10 @@ struct ExportFile {
 // <feature>" when unexpressible_feature is not empty.
 ExportFile export_strategy(Engine e, const model::Model& m, const hw::Cluster& c, const cost::Strategy& s);
 
+// The CUDA_DEVICE_MAX_CONNECTIONS a Megatron-LM launch of `s` must set: nullopt = leave it unset (Megatron-FSDP,
+// ZeRO-2/3, forbids 1), 1 where tp or cp > 1 without FSDP (Megatron validate_args, docs/export.md §Launch).
+std::optional<int> cuda_device_max_connections(const cost::Strategy& s);
+
 // An engine configuration read back. The strategy is not completed: fields the config leaves to the world size
 // (Megatron's dp) are 0, as in cost::parse_strategy; complete it on the target cluster.
 struct Imported {
@@ -43,10 +47,15 @@ struct Imported {
 };
 // Megatron-LM command line (a whole `torchrun ... pretrain_gpt.py ARGS` line or just the ARGS). Flags that do not
 // change the strategy (learning rate, data paths...) are skipped; strategy-changing flags strata cannot model
-// (context/expert parallelism, FSDP2, offloading...) are an InputError naming the flag.
+// (expert parallelism, offloading...) are an InputError naming the flag.
 Imported import_megatron_args(std::string_view args, const std::string& origin);
 Imported import_torchtitan_toml(std::string_view text, const std::string& origin);
 Imported import_deepspeed_json(std::string_view text, const std::string& origin);
+// The current torchtitan configuration format (b5bcd76c and later: a Python module whose strata_plan() returns a
+// Trainer.Config; `export --to torchtitan-py`). InputError naming the feature when `s` is not expressible there.
+ExportFile export_torchtitan_py(const model::Model& m, const hw::Cluster& c, const cost::Strategy& s);
+// Reads such a module back (its `config.<section>.<field> = <literal>` lines; Trainer.Config defaults otherwise).
+Imported import_torchtitan_py(std::string_view text, const std::string& origin);
 // A launch script written by export (torchrun or slurm): its Megatron arguments and, through its node table,
 // the placement on cluster `c`.
 Imported import_launch_script(std::string_view text, const std::string& origin, const hw::Cluster& c);
