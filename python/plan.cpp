@@ -59,6 +59,8 @@ Arguments (the CLI flag in brackets):
   profile    measured profile JSON path (`strata profile`)  [--profile]
   memory_headroom  memory kept free per device: GiB (4) or a share ("10%")  [--memory-headroom]
   progress   callable(done, total) called between search batches; raising stops the search
+  engine     search only what this engine runs, costed with its stack: megatron, torchtitan-toml,
+             torchtitan, deepspeed, pytorch, strata-exec (data/engines, docs/export.md)  [--engine]
 
 Returns a strata.Plan: best (a Candidate: strategy, estimate), candidates (best first), baselines
 (megatron, uniform, dp-only, zero3-only), explain(), to_dict() (the plan file of `--json`).
@@ -73,7 +75,7 @@ std::shared_ptr<PlanHandle> run_plan(py::object model, py::object cluster, std::
                                      std::optional<std::int64_t> seq, int top, const std::string& space,
                                      const std::string& placement, int threads, const std::string& dtype, int max_tp,
                                      int max_pp, std::optional<std::string> profile, py::object headroom,
-                                     py::object progress) {
+                                     py::object progress, std::optional<std::string> engine) {
   auto h = std::make_shared<PlanHandle>();
   h->m = as_model(model, seq);
   h->c = as_cluster(cluster);
@@ -92,6 +94,7 @@ std::shared_ptr<PlanHandle> run_plan(py::object model, py::object cluster, std::
     opt.cost.profile = h->profile.get();
   }
   if (!headroom.is_none()) opt.cost.memory_headroom = as_headroom(headroom, "plan: --memory-headroom");
+  if (engine) opt.engine = cost::engine_profile(*engine, "plan: --engine");  // only what it runs, its traits
   plan::PlanOptions run = opt;
   if (!progress.is_none()) {
     // A borrowed handle (`progress` outlives the search): copies of the function need no GIL.
@@ -178,7 +181,7 @@ strata.estimate(), strata.simulate() and strata.export() accept as the strategy.
           py::arg("seq") = py::none(), py::arg("top") = 5, py::arg("space") = "full", py::arg("placement") = "hetero",
           py::arg("threads") = 1, py::arg("dtype") = "bf16", py::arg("max_tp") = 0, py::arg("max_pp") = 0,
           py::arg("profile") = py::none(), py::arg("memory_headroom") = py::none(),
-          py::arg("progress") = py::none());
+          py::arg("progress") = py::none(), py::arg("engine") = py::none());
 }
 
 }  // namespace strata::python

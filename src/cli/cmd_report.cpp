@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine_flag.hpp"
 #include "commands.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/json.hpp"
@@ -51,7 +52,7 @@ void write_plan_report(const nlohmann::json& plan, const std::string& origin, co
 namespace {
 
 struct ReportArgs {
-  std::string plan, model, cluster, profile;
+  std::string plan, model, cluster, profile, engine;  // engine: --engine (engine_flag.cpp)
   std::int64_t seq = 0;
   ReportFiles files;
 };
@@ -74,6 +75,16 @@ void run_report(const ReportArgs& a) {
   if (!a.profile.empty()) {
     profile = cost::load_profile_file(a.profile);
     cost.profile = &*profile;
+  }
+  // --engine: the plan must be one the engine runs as planned (its best strategy carries the engine's traits).
+  if (const auto p = engine_from_flag(a.engine, "report: --engine")) {
+    cost::Strategy s = cost::complete_strategy(cost::load_strategy_file(a.plan), m, c);
+    const cost::Strategy planned = s;
+    apply_engine_flag(*p, m, c, s, &cost, "report");
+    if (!(s == planned))
+      throw core::InputError(fmt::format("report: --engine {}: the plan was not costed with its stack ({} vs {}): "
+                                         "re-plan with `strata plan --engine {}`", p->name, cost::to_cli_string(planned),
+                                         cost::to_cli_string(s), p->name));
   }
   write_plan_report(j, a.plan, m, c, a.files, cost);
 }
@@ -104,6 +115,7 @@ void register_report_command(CLI::App& app) {
   cmd->add_option("--cluster", a->cluster, "Cluster (default: the plan's)");
   cmd->add_option("--seq", a->seq, "Sequence length (default: the plan's)");
   cmd->add_option("--profile", a->profile, "Measured profile JSON used for the simulation and the sensitivity");
+  add_engine_option(cmd, &a->engine, "check the plan is one it runs, costed with its stack (exit 2 otherwise)");
   cmd->add_flag("--quiet", a->files.quiet, "No progress lines on stderr");
   add_screenshot_options(cmd, a->files);
   cmd->callback([a] {

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "engine_flag.hpp"
 #include "io.hpp"
 #include "simulate_per_stage.hpp"
 #include "strata/core/error.hpp"
@@ -33,6 +34,7 @@ namespace {
 
 struct SimulateArgs {
   std::string plan, model, cluster, strategy, strategy_file, trace, profile, memory_headroom;
+  std::string engine;  // --engine (engine_flag.cpp)
   bool memory_headroom_given = false;  // set even for an empty value (rejected)
   std::optional<std::int64_t> seq;
   std::optional<int> iterations;
@@ -153,6 +155,7 @@ void run_simulate(const SimulateArgs& a) {
     profile = cost::load_profile_file(a.profile);
     opt.cost.profile = &*profile;
   }
+  if (const auto p = engine_from_flag(a.engine, "simulate: --engine")) apply_engine_flag(*p, m, c, s, &opt.cost, "simulate");
   sim::SimOptions so;
   so.keep_timeline = !a.trace.empty();
   so.record_memory_timeline = !a.trace.empty();
@@ -192,6 +195,7 @@ void register_simulate_command(CLI::App& app) {
   cmd->add_option("--strategy", a->strategy, "Strategy as key=value pairs (docs/strategy.md), e.g. "
                                              "\"dp=2,tp=4,pp=2,gbs=64,schedule=1f1b\"");
   cmd->add_option("--strategy-file", a->strategy_file, "Strategy JSON file (or a plan file)");
+  add_engine_option(cmd, &a->engine, "simulate the strategy with its stack traits; exit 2 naming what it cannot run");
   cmd->add_option("--seq", a->seq, "Sequence length (default: the model's, or the plan's)");
   cmd->add_option("--iterations", a->iterations,
                   "Batches to simulate (default 1 for flush schedules; 4 for pipedream/2bw, whose iteration time is "

@@ -29,6 +29,7 @@ cost::Strategy base_strategy(const hw::Cluster& c, int dp, int tp, int pp, std::
   s.dtype = opt.dtype;
   s.eager_elementwise = opt.eager_elementwise;
   s.fp8_separate_casts = opt.fp8_separate_casts;
+  s.attention = opt.attention;
   if (!light_baselines(c, opt)) s.placement = megatron_placement(c);
   return s;
 }
@@ -71,6 +72,7 @@ cost::Estimate estimate_on_unit(const model::Model& m, const hw::Cluster& c, con
     it->second.peak_flops_sum = hw::total_peak_flops(c, s.dtype);
     it->second.proto.eager_elementwise = s.eager_elementwise;
     it->second.proto.fp8_separate_casts = s.fp8_separate_casts;
+    it->second.proto.attention = s.attention;
     it->second.proto.recompute_early_stop = opt.recompute_early_stop;
   }
   const cost::PrebuiltStages pre = unit_prebuilt(c, it->second, s, opt.cost, {}, {}, s.placement.empty());

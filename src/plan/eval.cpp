@@ -121,6 +121,7 @@ cost::Strategy make_strategy_light(const DegreeUnit& u, const Variant& var, cons
   s.dtype = u.proto.dtype;
   s.eager_elementwise = u.proto.eager_elementwise;
   s.fp8_separate_casts = u.proto.fp8_separate_casts;
+  s.attention = u.proto.attention;
   s.micro_batch = var.mbs;
   s.recompute = var.recompute;
   s.recompute_early_stop = u.proto.recompute_early_stop && var.recompute == model::Recompute::full;
@@ -359,7 +360,7 @@ EvalResult evaluate(const model::Model& m, const hw::Cluster& c, const LayerInde
   const bool light = !reference && light_estimates(c);
   cost::Strategy s = light ? make_strategy_light(u, var, sc) : make_strategy(u, var, sc);
   double objective = 0;
-  if (sc.schedule == cost::Schedule::interleaved || s.pp == 1) {
+  if (sc.schedule == cost::Schedule::interleaved || s.pp == 1 || u.fixed_split) {
     s.split = cost::default_split(m, s.pp * s.virtual_stages);
     // Memory of Megatron's split from the cached layer costs (the cost model's StageSums / stage_memory), so
     // that configurations that cannot fit never reach the full estimate.

@@ -11,13 +11,14 @@
 #include "strata/hw/cluster.hpp"
 #include "strata/model/model.hpp"
 
+// zero=3 throughout: torchtitan (TOML era) refuses DDP with TP and trains fp32 without FSDP (data/engines).
 namespace strata {
 namespace {
 
 TEST(AsyncExport, MegatronAndTorchtitanCarryItAndReadItBack) {
   const auto m = model::zoo_model("llama3-8b");
   const auto c = hw::resolve_cluster("dgx-h100:2", hw::builtin_catalog());
-  const auto s = cost::complete_strategy(cost::parse_strategy("dp=2,tp=8,mbs=1,gbs=16,sp=on,overlap=async"), m, c);
+  const auto s = cost::complete_strategy(cost::parse_strategy("dp=2,tp=8,mbs=1,gbs=16,sp=on,zero=3,overlap=async"), m, c);
   using exporter::Engine;
   const std::string meg = exporter::export_strategy(Engine::megatron, m, c, s).text;
   EXPECT_NE(meg.find("--tp-comm-overlap"), std::string::npos) << meg;
@@ -35,8 +36,8 @@ TEST(ElementwiseExport, TorchtitanCompilesFusedKernelsAndMegatronRefusesEager) {
   const auto m = model::zoo_model("llama3-8b");
   const auto c = hw::resolve_cluster("dgx-h100:2", hw::builtin_catalog());
   using exporter::Engine;
-  const auto fused = cost::complete_strategy(cost::parse_strategy("dp=2,tp=8,mbs=1,gbs=16,sp=on"), m, c);
-  const auto eager = cost::complete_strategy(cost::parse_strategy("dp=2,tp=8,mbs=1,gbs=16,sp=on,elementwise=eager"), m, c);
+  const auto fused = cost::complete_strategy(cost::parse_strategy("dp=2,tp=8,mbs=1,gbs=16,sp=on,zero=3"), m, c);
+  const auto eager = cost::complete_strategy(cost::parse_strategy("dp=2,tp=8,mbs=1,gbs=16,sp=on,zero=3,elementwise=eager"), m, c);
   const std::string tf = exporter::export_strategy(Engine::torchtitan, m, c, fused).text;
   const std::string te = exporter::export_strategy(Engine::torchtitan, m, c, eager).text;
   EXPECT_NE(tf.find("[compile]\nenable = true"), std::string::npos) << tf;
@@ -49,7 +50,7 @@ TEST(ElementwiseExport, TorchtitanCompilesFusedKernelsAndMegatronRefusesEager) {
                    .strategy.eager_elementwise);
   // Async TP is compiled: eager with it has no torchtitan form, and the closest plan is fused.
   const auto both = cost::complete_strategy(
-      cost::parse_strategy("dp=2,tp=8,mbs=1,gbs=16,sp=on,overlap=async,elementwise=eager"), m, c);
+      cost::parse_strategy("dp=2,tp=8,mbs=1,gbs=16,sp=on,zero=3,overlap=async,elementwise=eager"), m, c);
   EXPECT_NE(exporter::unexpressible_feature(Engine::torchtitan, m, c, both).find("elementwise=eager"), std::string::npos);
   EXPECT_FALSE(exporter::closest_expressible(Engine::torchtitan, m, c, both).eager_elementwise);
 }
@@ -58,15 +59,15 @@ TEST(EarlyStopExport, TorchtitanFullCheckpointingStopsEarlyMegatronAndDeepSpeedD
   const auto m = model::zoo_model("llama3-8b");
   const auto c = hw::resolve_cluster("dgx-h100:2", hw::builtin_catalog());
   using exporter::Engine;
-  const auto whole = cost::complete_strategy(cost::parse_strategy("dp=2,tp=8,mbs=1,gbs=16,sp=on,recompute=full"), m, c);
-  const auto early = cost::complete_strategy(cost::parse_strategy("dp=2,tp=8,mbs=1,gbs=16,sp=on,recompute=full,earlystop=on"), m, c);
+  const auto whole = cost::complete_strategy(cost::parse_strategy("dp=2,tp=8,mbs=1,gbs=16,sp=on,zero=3,recompute=full"), m, c);
+  const auto early = cost::complete_strategy(cost::parse_strategy("dp=2,tp=8,mbs=1,gbs=16,sp=on,zero=3,recompute=full,earlystop=on"), m, c);
   // torchtitan: mode "full" is the non-reentrant checkpoint, read back with early stop; without it is not its form.
   const std::string tt = exporter::export_strategy(Engine::torchtitan, m, c, early).text;
   EXPECT_NE(tt.find("mode = \"full\""), std::string::npos) << tt;
   EXPECT_TRUE(exporter::import_torchtitan_toml(tt, "t").strategy.recompute_early_stop);
   EXPECT_NE(exporter::unexpressible_feature(Engine::torchtitan, m, c, whole).find("early stop"), std::string::npos);
   EXPECT_TRUE(exporter::closest_expressible(Engine::torchtitan, m, c, whole).recompute_early_stop);
-  const auto none = cost::complete_strategy(cost::parse_strategy("dp=2,tp=8,mbs=1,gbs=16,sp=on"), m, c);
+  const auto none = cost::complete_strategy(cost::parse_strategy("dp=2,tp=8,mbs=1,gbs=16,sp=on,zero=3"), m, c);
   EXPECT_FALSE(exporter::import_torchtitan_toml(exporter::export_strategy(Engine::torchtitan, m, c, none).text, "t")
                    .strategy.recompute_early_stop);
   // Megatron and DeepSpeed re-run the whole forward.
@@ -81,8 +82,8 @@ TEST(Fp8CastExport, TorchtitanFloat8IsSeparateCastsMegatronsIsFused) {
   const auto m = model::zoo_model("llama3-8b");
   const auto c = hw::resolve_cluster("dgx-h100:2", hw::builtin_catalog());
   using exporter::Engine;
-  const auto fused = cost::complete_strategy(cost::parse_strategy("dp=2,tp=8,mbs=1,gbs=16,sp=on,dtype=fp8"), m, c);
-  const auto sep = cost::complete_strategy(cost::parse_strategy("dp=2,tp=8,mbs=1,gbs=16,sp=on,dtype=fp8,fp8cast=separate"), m, c);
+  const auto fused = cost::complete_strategy(cost::parse_strategy("dp=2,tp=8,mbs=1,gbs=16,sp=on,zero=3,dtype=fp8"), m, c);
+  const auto sep = cost::complete_strategy(cost::parse_strategy("dp=2,tp=8,mbs=1,gbs=16,sp=on,zero=3,dtype=fp8,fp8cast=separate"), m, c);
   const std::string tt = exporter::export_strategy(Engine::torchtitan, m, c, sep).text;
   EXPECT_NE(tt.find("quantize.linear.float8"), std::string::npos) << tt;
   EXPECT_TRUE(exporter::import_torchtitan_toml(tt, "t").strategy.fp8_separate_casts);

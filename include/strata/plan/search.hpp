@@ -8,10 +8,12 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "strata/cost/engine.hpp"
 #include "strata/cost/estimate.hpp"
 #include "strata/cost/strategy.hpp"
 #include "strata/hw/cluster.hpp"
@@ -42,6 +44,12 @@ struct PlanOptions {
   // recompute=full gets earlystop=on, every fp8 candidate fp8cast=separate (docs/strategy.md).
   bool recompute_early_stop = false;
   bool fp8_separate_casts = false;
+  // Attention kernel of every candidate; unset = each GPU's default (cost::attention_kernel_for).
+  std::optional<model::AttentionKernel> attention;
+  // --engine: search only what this engine can run (cost::engine_cannot_run, filtered before costing) and cost
+  // it with the engine's stack traits (cost::apply_engine_traits replaces the four fields above). The plan file
+  // records its name. Unset = the full space.
+  std::optional<cost::EngineProfile> engine;
   cost::CostOptions cost;          // profile / constants
   bool baselines = true;
   std::uint64_t anneal_seed = 1;   // --placement anneal
