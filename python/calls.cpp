@@ -30,6 +30,7 @@ constexpr const char* kEstimateDoc = R"(Time and memory of one parallel strategy
   seq       sequence length (default: the model's)  [--seq]
   profile   measured profile JSON path  [--profile]
   memory_headroom  GiB (4) or a share ("10%") kept free per device  [--memory-headroom]
+  engine    cost the strategy with this engine's stack; InputError naming what it cannot run  [--engine]
 
 Returns a strata.Estimate (iteration_time_s, samples_per_s, tokens_per_s, tflops_per_gpu, mfu, fits,
 peak_memory_bytes, stages; to_dict() equals `strata estimate --json`). strata.InputError on bad input.
@@ -78,7 +79,8 @@ const cost::StrategyKey& keyword_row(const std::string& key, const std::string& 
 }
 
 EstimateResult run_estimate(py::object model, py::object cluster, py::object strategy, std::optional<std::int64_t> seq,
-                            std::optional<std::string> profile, py::object headroom, const py::kwargs& keys) {
+                            std::optional<std::string> profile, py::object headroom, std::optional<std::string> engine,
+                            const py::kwargs& keys) {
   if (py::isinstance<PlanHandle>(strategy)) strategy = py::cast(strategy.cast<std::shared_ptr<PlanHandle>>()->r.top.front().strategy);
   EstimateResult r;
   r.m = as_model(model, seq);
@@ -100,6 +102,13 @@ EstimateResult run_estimate(py::object model, py::object cluster, py::object str
     opt.profile = &*prof;
   }
   if (!headroom.is_none()) opt.memory_headroom = as_headroom(headroom, "estimate: --memory-headroom");
+  if (engine) {  // as `strata estimate --engine` (cli/engine_flag.cpp)
+    const auto& p = cost::engine_profile(*engine, "estimate: --engine");
+    cost::apply_engine_traits(p, *r.c, r.s);
+    if (const auto why = cost::engine_cannot_run(p, *r.m, *r.c, r.s))
+      throw core::InputError(fmt::format("estimate: --engine {} cannot run {}", p.name, *why));
+    if (headroom.is_none()) opt.memory_headroom.fraction = p.allocator_headroom_fraction;
+  }
   py::gil_scoped_release nogil;
   r.e = cost::estimate(*r.m, *r.c, r.s, opt);
   return r;
@@ -174,7 +183,8 @@ struct ExportResult {
   cost::Strategy strategy;                   // the strategy written
 };
 
-ExportResult run_export(py::object what, const std::string& to, py::object model, py::object cluster, bool closest) {
+ExportResult run_export(py::object what, const std::string& to, py::object model, py::object cluster, bool closest,
+                        std::optional<std::string> engine_name) {
   if (py::isinstance<PlanHandle>(what)) {
     const auto h = what.cast<std::shared_ptr<PlanHandle>>();
     if (model.is_none()) model = py::cast(Model{h->m});
@@ -197,15 +207,17 @@ ExportResult run_export(py::object what, const std::string& to, py::object model
     throw core::InputError("export: give model and cluster with a strategy (or export a strata.Plan)");
   const auto m = as_model(model);
   const auto c = as_cluster(cluster);
-  const auto engine = exporter::parse_engine(to, "export: --to");
+  const auto& p = engine_name ? cost::engine_profile(*engine_name, "export: --engine")
+                              : cost::engine_profile(exporter::default_profile(exporter::parse_engine(to, "export: --to")));
+  const auto engine = engine_name ? exporter::target_of(p, "export: --engine") : exporter::parse_engine(to, "export: --to");
   cost::Strategy s = cost::complete_strategy(as_strategy(what), *m, *c);
   ExportResult out;
   out.engine = std::string(exporter::to_string(engine));
-  if (closest) {
-    out.replaced = exporter::unexpressible_feature(engine, *m, *c, s);
-    if (!out.replaced.empty()) s = exporter::closest_expressible(engine, *m, *c, s);
+  if (closest) {  // as `strata export --closest`: the fastest plan the engine runs that fits
+    out.replaced = exporter::unexpressible_feature(engine, p, *m, *c, s);
+    if (!out.replaced.empty()) s = exporter::closest_fitting(p, *m, *c, s);
   }
-  const auto f = exporter::export_strategy(engine, *m, *c, s);
+  const auto f = exporter::export_strategy(engine, p, *m, *c, s);
   out.name = f.name;
   out.text = f.text;
   out.strategy = s;
@@ -277,7 +289,7 @@ void bind_calls(py::module_& mod) {
   static const std::string estimate_doc = kEstimateDoc + strategy_keywords_doc();
   mod.def("estimate", &run_estimate, estimate_doc.c_str(), py::arg("model"), py::arg("cluster"),
           py::arg("strategy") = py::none(), py::kw_only(), py::arg("seq") = py::none(), py::arg("profile") = py::none(),
-          py::arg("memory_headroom") = py::none());
+          py::arg("memory_headroom") = py::none(), py::arg("engine") = py::none());
   mod.def("simulate", &run_simulate, kSimulateDoc, py::arg("model"), py::arg("cluster") = py::none(),
           py::arg("strategy") = py::none(), py::kw_only(), py::arg("seq") = py::none(),
           py::arg("iterations") = py::none(), py::arg("overlap_slowdown") = py::none(),
@@ -289,12 +301,13 @@ void bind_calls(py::module_& mod) {
   what     a strata.Plan (its best strategy, model and cluster), a plan dict, or a strategy
            (strata.Strategy / text / dict, then model and cluster are required)
   to       megatron | torchtitan | deepspeed | torchrun | slurm  [--to]
-  closest  when the engine cannot express the strategy, export the nearest one it can (the
-           result's `replaced` names the feature); otherwise that is a strata.InputError  [--closest]
+  closest  when the engine cannot express the strategy, export the fastest plan it can run that
+           fits (the result's `replaced` names the feature); otherwise that is a strata.InputError  [--closest]
+  engine   the engine profile (data/engines) whose rules apply; its target replaces `to`  [--engine]
 
 Returns a strata.ExportFile (name, text: what `strata export --plan F --to E` prints).)",
           py::arg("what"), py::arg("to") = "megatron", py::kw_only(), py::arg("model") = py::none(),
-          py::arg("cluster") = py::none(), py::arg("closest") = false);
+          py::arg("cluster") = py::none(), py::arg("closest") = false, py::arg("engine") = py::none());
 }
 
 }  // namespace strata::python

@@ -70,6 +70,8 @@ Arguments (the CLI flag in brackets):
              {type: $/hour}  [--objective, --budget, --stage-schedule, --price]
   layerwise  also search Galvatron-BMW per-layer plans: Plan.layerwise  [--layerwise]
   progress   callable(done, total) called between search batches; raising stops the search
+  engine     search only what this engine runs, costed with its stack: megatron, torchtitan-toml,
+             torchtitan, deepspeed, pytorch, strata-exec (data/engines, docs/export.md)  [--engine]
 Strategy keys the planner takes from you (cost/strategy_keys.hpp, docs/strategy.md), as keywords:
 )";
 
@@ -107,6 +109,7 @@ struct PlanCall {
   std::string objective, stage_schedule;
   double budget_usd_per_hour = 0;
   std::map<std::string, double> prices;
+  std::optional<std::string> engine;  // plan --engine
 };
 
 // The strategy keywords (plan_option keys of the table) into the options, with the CLI's rules and messages.
@@ -232,6 +235,7 @@ std::shared_ptr<PlanHandle> run_plan(py::object model, py::object cluster, const
   }
   if (!a.headroom.is_none()) opt.cost.memory_headroom = as_headroom(a.headroom, "plan: --memory-headroom");
   if (a.memory_budget_gib) opt.cost.memory_budget_bytes = *a.memory_budget_gib * core::kGiB;
+  if (a.engine) opt.engine = cost::engine_profile(*a.engine, "plan: --engine");  // only what it runs, its traits
   plan::PlanOptions run = opt;
   if (!a.progress.is_none()) {
     // A borrowed handle (`progress` outlives the search): copies of the function need no GIL.
@@ -344,9 +348,11 @@ strata.estimate(), strata.simulate() and strata.export() accept as the strategy.
          const std::string& space, const std::string& placement, int threads, int max_tp, int max_pp,
          std::optional<std::string> profile, py::object memory_headroom, std::optional<double> memory_budget,
          bool per_stage, const std::string& objective, double budget, const std::string& stage_schedule,
-         std::map<std::string, double> prices, bool layerwise, py::object progress, const py::kwargs& keys) {
+         std::map<std::string, double> prices, bool layerwise, py::object progress,
+         std::optional<std::string> engine, const py::kwargs& keys) {
         PlanCall a{gbs, seq, top, threads, max_tp, max_pp, space, placement, profile, memory_headroom, progress,
-                   memory_budget, per_stage, layerwise, objective, stage_schedule, budget, std::move(prices)};
+                   memory_budget, per_stage, layerwise, objective, stage_schedule, budget, std::move(prices),
+                   std::move(engine)};
         return run_plan(std::move(model), std::move(cluster), a, keys);
       },
       doc.c_str(), py::arg("model"), py::arg("cluster"), py::arg("gbs"), py::kw_only(), py::arg("seq") = py::none(),
@@ -355,7 +361,7 @@ strata.estimate(), strata.simulate() and strata.export() accept as the strategy.
       py::arg("memory_headroom") = py::none(), py::arg("memory_budget") = py::none(), py::arg("per_stage") = false,
       py::arg("objective") = "fastest", py::arg("budget") = 0.0, py::arg("stage_schedule") = "1f1b",
       py::arg("prices") = std::map<std::string, double>{}, py::arg("layerwise") = false,
-      py::arg("progress") = py::none());
+      py::arg("progress") = py::none(), py::arg("engine") = py::none());
 }
 
 }  // namespace strata::python

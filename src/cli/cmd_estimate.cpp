@@ -10,6 +10,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "engine_flag.hpp"
 #include "export_hooks.hpp"
 #include "io.hpp"
 #include "plan_source.hpp"
@@ -36,6 +37,7 @@ struct EstimateArgs {
   bool json = false;
   std::vector<std::string> from;  // --from ENGINE "CONFIG" (cmd_export.cpp)
   std::string from_file;
+  std::string engine;  // --engine (engine_flag.cpp)
 };
 
 std::string pct(double x) { return fmt::format("{:.1f}%", 100.0 * x); }
@@ -98,6 +100,7 @@ void run_estimate(const EstimateArgs& a) {
   }
   if (a.memory_headroom_given)
     opt.memory_headroom = cost::parse_memory_headroom(a.memory_headroom, "estimate: --memory-headroom");
+  if (const auto p = engine_from_flag(a.engine, "estimate: --engine")) apply_engine_flag(*p, m, c, s, &opt, "estimate");
   const auto e = cost::estimate(m, c, s, opt);
   if (a.json) {
     fmt::print("{}\n", core::dump_json(cost::estimate_report_json(m, c, s, e)));
@@ -189,6 +192,7 @@ void register_estimate_commands(CLI::App& app) {
   est->add_option("--cluster", args->cluster,
                   "Cluster preset, 'node-type:count[+node-type:count]' or a cluster JSON file (default: the plan "
                   "file's)");
+  add_engine_option(est, &args->engine, "cost the strategy with its stack traits; exit 2 naming what it cannot run");
   est->add_option("--strategy", args->strategy, "Strategy as key=value pairs, e.g. \"dp=2,tp=4,pp=2,gbs=64\"");
   est->add_option("--strategy-file", args->strategy_file,
                   "Strategy JSON file, or a plan file from `strata plan --json` (its best strategy; model, cluster "

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "engine_flag.hpp"
 #include "export_hooks.hpp"
 #include "plan_source.hpp"
 #include "strata/core/error.hpp"
@@ -21,7 +22,7 @@ namespace strata::cli {
 namespace {
 
 struct ExportArgs {
-  std::string plan, to, out = "-", model, cluster;
+  std::string plan, to, out = "-", model, cluster, engine;
   bool closest = false;
 };
 
@@ -45,50 +46,70 @@ void write_output(const exporter::ExportFile& f, const std::string& out) {
 void run_export(const ExportArgs& a) {
   // Model, cluster and seq: the flags, else the plan file's (embedded definitions first: plan_source.hpp).
   const PlanContext ctx = resolve_plan_context(a.plan, {"export", a.model, a.cluster, std::nullopt});
+  const core::Json plan = core::load_json_file(a.plan);
   const model::Model& m = ctx.model;
   const hw::Cluster& c = ctx.cluster;
   const auto s = cost::complete_strategy(cost::load_strategy_file(a.plan), m, c);
-  export_strategy_cli(a.to, m, c, s, a.out, a.closest);
+  // --engine, else the engine the plan was searched for (plan --engine), names the profile; --to defaults to it.
+  std::string engine = a.engine;
+  if (engine.empty() && plan.is_object() && plan.contains("engine") && plan.at("engine").is_string())
+    engine = plan.at("engine").get<std::string>();
+  const auto profile = engine_from_flag(engine, a.engine.empty() ? "export: --plan " + a.plan + ": engine" : "export: --engine");
+  std::string to = a.to;
+  if (to.empty() && !profile) throw core::InputError("export: --to: required (or give --engine)");
+  if (to.empty()) to = std::string(exporter::to_string(exporter::target_of(*profile, "export: --engine")));
+  export_strategy_cli(to, m, c, s, a.out, a.closest, profile ? &*profile : nullptr);
 }
 
 }  // namespace
 
 void export_strategy_cli(const std::string& engine, const model::Model& m, const hw::Cluster& c,
-                         const cost::Strategy& s, const std::string& out, bool closest) {
-  if (engine == "torchtitan-py") {  // the current torchtitan config format (docs/export.md §torchtitan)
-    if (closest) {
-      try {
-        write_output(exporter::export_torchtitan_py(m, c, s), out);
-        return;
-      } catch (const core::InputError& err) {
-        std::FILE* note = out == "-" ? stderr : stdout;
-        fmt::print(note, "{}; writing the closest plan torchtitan can run\n", err.what());
-        const auto near = exporter::closest_expressible(exporter::Engine::torchtitan, m, c, s);
-        write_output(exporter::export_torchtitan_py(m, c, near), out);
-        return;
-      }
+                         const cost::Strategy& s, const std::string& out, bool closest,
+                         const cost::EngineProfile* profile) {
+  // The current torchtitan (profile "torchtitan") reads a Python config, not TOML (docs/export.md §torchtitan).
+  const bool torchtitan_py = engine == "torchtitan-py" || (engine == "torchtitan" && profile && profile->name == "torchtitan");
+  if (torchtitan_py) {
+    const auto& p = profile ? *profile : cost::engine_profile("torchtitan");
+    std::FILE* note = out == "-" ? stderr : stdout;
+    cost::Strategy w = s;
+    if (const auto why = cost::engine_cannot_run(p, m, c, s)) {
+      if (!closest) throw core::InputError(fmt::format("export: torchtitan cannot express {}", *why));
+      w = exporter::closest_fitting(p, m, c, s);
+      fmt::print(note, "torchtitan cannot express {}; writing the fastest plan it can run that fits\n", *why);
     }
-    write_output(exporter::export_torchtitan_py(m, c, s), out);
+    try {
+      write_output(exporter::export_torchtitan_py(m, c, w), out);
+    } catch (const core::InputError& err) {
+      if (!closest) throw;
+      fmt::print(note, "{}; writing the closest plan torchtitan can run\n", err.what());
+      write_output(exporter::export_torchtitan_py(m, c, exporter::closest_expressible(exporter::Engine::torchtitan, m, c, w)),
+                   out);
+    }
     return;
   }
   const auto e = exporter::parse_engine(engine, "export: --to");
-  const std::string feature = exporter::unexpressible_feature(e, m, c, s);
+  const auto& p = profile ? *profile : cost::engine_profile(exporter::default_profile(e));
+  const bool launcher = e == exporter::Engine::torchrun || e == exporter::Engine::slurm;
+  if (exporter::target_of(p, "export: --engine") != e && !(launcher && p.name == "megatron"))
+    throw core::InputError(fmt::format("export: --to {}: engine {} is exported with --to {}", engine, p.name, p.export_target));
+  const std::string feature = exporter::unexpressible_feature(e, p, m, c, s);
   if (feature.empty() || !closest) {
-    write_output(exporter::export_strategy(e, m, c, s), out);  // throws naming the feature when unexpressible
+    write_output(exporter::export_strategy(e, p, m, c, s), out);  // throws naming the feature when unexpressible
     return;
   }
-  const auto near = exporter::closest_expressible(e, m, c, s);
+  // The fastest plan the engine can run that fits (never a config predicted not to fit; none: exit 2).
+  const auto near = exporter::closest_fitting(p, m, c, s);
   const auto before = cost::estimate(m, c, s), after = cost::estimate(m, c, near);
   // The comparison goes to stderr when the config itself goes to stdout.
   std::FILE* note = out == "-" ? stderr : stdout;
-  fmt::print(note, "{} cannot express {}; writing the closest plan it can:\n", exporter::to_string(e), feature);
+  fmt::print(note, "{} cannot express {}; writing the fastest plan it can run that fits:\n", p.name, feature);
   fmt::print(note, "  plan     {}  predicted {}/iter{}\n", cost::to_cli_string(s), core::format_seconds(before.iteration_time_s),
              before.fits ? "" : " (does not fit)");
   fmt::print(note, "  closest  {}  predicted {}/iter{} ({:+.1f}%)\n", cost::to_cli_string(near),
              core::format_seconds(after.iteration_time_s), after.fits ? "" : " (DOES NOT FIT)",
              100.0 * (after.iteration_time_s / before.iteration_time_s - 1.0));
   std::fflush(note);
-  write_output(exporter::export_strategy(e, m, c, near), out);
+  write_output(exporter::export_strategy(e, p, m, c, near), out);
 }
 
 void compare_to_config(const std::string& file, const model::Model& m, const hw::Cluster& c, double best_time_s) {
@@ -153,11 +174,17 @@ void register_export_command(CLI::App& app) {
       "         strata export --plan plan.json --to megatron");
   cmd->add_option("--plan", a->plan, "Plan file from `strata plan --json` (or a strategy JSON with --model/--cluster)")
       ->required();
-  cmd->add_option("--to", a->to, "megatron | torchtitan (TOML, 238fa995 era) | torchtitan-py (current Python config) | deepspeed | torchrun | slurm")->required();
+  cmd->add_option("--to", a->to, "megatron | torchtitan (TOML, 238fa995 era) | torchtitan-py (current Python config) | "
+                  "deepspeed | torchrun | slurm (default: the --engine's)");
+  add_engine_option(cmd, &a->engine,
+                    "the profile whose rules the export must satisfy (default: the plan file's \"engine\", else the "
+                    "--to target's: megatron, torchtitan-toml, deepspeed)");
   cmd->add_option("--out", a->out, "Directory to write the file into, or - for stdout (default)");
   cmd->add_option("--model", a->model, "Model (default: the plan file's)");
   cmd->add_option("--cluster", a->cluster, "Cluster (default: the plan file's)");
-  cmd->add_flag("--closest", a->closest, "When the engine cannot express the plan, write the nearest plan it can");
+  cmd->add_flag("--closest", a->closest,
+                "When the engine cannot express the plan, write the fastest plan it can run that fits (exit 2 when "
+                "none fits)");
   cmd->callback([a] { run_export(*a); });
 }
 

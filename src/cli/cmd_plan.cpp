@@ -11,6 +11,7 @@
 
 #include "cmd_sbp.hpp"
 #include "commands.hpp"
+#include "engine_flag.hpp"
 #include "export_hooks.hpp"
 #include "io.hpp"
 #include "plan_layerwise.hpp"
@@ -46,6 +47,7 @@ struct PlanArgs {
   bool oases_blocks = false;              // --oases-blocks (plan_oases.cpp)
   std::string export_engine, compare_to;  // --export, --compare-to (cmd_export.cpp)
   PerStageArgs per_stage;                 // --per-stage and its options (plan_per_stage.cpp)
+  std::string engine;                     // --engine (engine_flag.cpp)
 };
 
 std::string split_text(const cost::Strategy& s) {
@@ -134,7 +136,8 @@ void run_plan(PlanArgs& a) {
           Given{"--layerwise", a.layerwise}, Given{"--memory-budget", !a.memory_budget.empty()},
           Given{"--oases-blocks", a.oases_blocks}, Given{"--per-stage", a.per_stage.enabled},
           Given{"--elementwise", a.elementwise != "fused"}, Given{"--earlystop", a.earlystop},
-          Given{"--fp8-cast", a.fp8_cast != "fused"}, Given{"--optim", a.optim != "fused"}})
+          Given{"--fp8-cast", a.fp8_cast != "fused"}, Given{"--optim", a.optim != "fused"},
+          Given{"--engine", !a.engine.empty()}})
       if (given) throw core::InputError(fmt::format("plan: {} does not apply to --space sbp (strata sbp --help)", flag));
     SbpArgs s;
     s.flag = "plan";
@@ -167,6 +170,14 @@ void run_plan(PlanArgs& a) {
     throw core::InputError("plan: --elementwise eager applies to the strategy search and --per-stage (not to "
                            "--oases-blocks, --layerwise or --gbs auto)");
   set_stack_forms(a, opt);
+  if (!a.engine.empty()) {  // only what the engine runs, costed with its stack (engine_flag.cpp, docs/export.md)
+    if (a.oases_blocks || a.layerwise || a.gbs == 0 || a.per_stage.enabled || a.elementwise != "fused" ||
+        a.earlystop || a.fp8_cast != "fused")
+      throw core::InputError("plan: --engine sets the element-wise, early-stop and fp8-cast forms itself and applies "
+                             "to the strategy search (not with --elementwise, --earlystop, --fp8-cast, --oases-blocks, "
+                             "--layerwise, --per-stage or --gbs auto)");
+    opt.engine = engine_from_flag(a.engine, "plan: --engine");
+  }
   opt.max_tp = a.max_tp;
   opt.max_pp = a.max_pp;
   std::optional<cost::Profile> profile;
@@ -256,7 +267,7 @@ void run_plan(PlanArgs& a) {
   if (!a.compare_to.empty()) compare_to_config(a.compare_to, m, c, best);
   if (!a.export_engine.empty()) {
     fmt::print(out, "\n");
-    export_strategy_cli(a.export_engine, m, c, r.top.front().strategy, "-", false);
+    export_strategy_cli(a.export_engine, m, c, r.top.front().strategy, "-", false, opt.engine ? &*opt.engine : nullptr);
   }
   nlohmann::ordered_json per_stage;
   plan::Candidate ps;  // --per-stage: its plan joins the plan file's candidates (one plan-file shape, issue 41)
@@ -285,6 +296,11 @@ void run_plan(PlanArgs& a) {
     files.flag = "plan: --report";
     write_plan_report(nlohmann::json(plan::plan_to_json(written, m, c, opt)), "plan", m, c, files, opt.cost);
   }
+  if (opt.engine)
+    fmt::print(out, "engine {}: every plan of the top list is one it can run, costed with its stack ({})\n", opt.engine->name,
+               opt.engine->engine);
+  else
+    fmt::print(out, "{}\n", launchable_line(m, c, opt, r));
 }
 
 }  // namespace
@@ -381,6 +397,9 @@ void register_plan_command(CLI::App& app) {
                   "Your engine config (Megatron args file, torchtitan TOML, DeepSpeed JSON, launch script): costed "
                   "as a baseline next to the best plan, with the speedup");
   add_per_stage_options(cmd, a->per_stage);
+  add_engine_option(cmd, &a->engine,
+                    "search only the strategies it can run, cost them with its kernels and memory habits, record it in "
+                    "the plan file; without it the output ends with the best plan per engine (\"launchable:\")");
   cmd->callback([a] { run_plan(*a); });
 }
 

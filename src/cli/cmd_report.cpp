@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine_flag.hpp"
 #include "commands.hpp"
 #include "plan_source.hpp"
 #include "strata/core/error.hpp"
@@ -52,7 +53,7 @@ void write_plan_report(const nlohmann::json& plan, const std::string& origin, co
 namespace {
 
 struct ReportArgs {
-  std::string plan, model, cluster, profile;
+  std::string plan, model, cluster, profile, engine;  // engine: --engine (engine_flag.cpp)
   std::int64_t seq = 0;
   ReportFiles files;
 };
@@ -69,6 +70,16 @@ void run_report(const ReportArgs& a) {
   if (!a.profile.empty()) {
     profile = cost::load_profile_file(a.profile);
     cost.profile = &*profile;
+  }
+  // --engine: the plan must be one the engine runs as planned (its best strategy carries the engine's traits).
+  if (const auto p = engine_from_flag(a.engine, "report: --engine")) {
+    cost::Strategy s = cost::complete_strategy(cost::load_strategy_file(a.plan), ctx.model, ctx.cluster);
+    const cost::Strategy planned = s;
+    apply_engine_flag(*p, ctx.model, ctx.cluster, s, &cost, "report");
+    if (!(s == planned))
+      throw core::InputError(fmt::format("report: --engine {}: the plan was not costed with its stack ({} vs {}): "
+                                         "re-plan with `strata plan --engine {}`", p->name, cost::to_cli_string(planned),
+                                         cost::to_cli_string(s), p->name));
   }
   write_plan_report(j, a.plan, ctx.model, ctx.cluster, a.files, cost);
 }
@@ -99,6 +110,7 @@ void register_report_command(CLI::App& app) {
   cmd->add_option("--cluster", a->cluster, "Cluster (default: the plan's)");
   cmd->add_option("--seq", a->seq, "Sequence length (default: the plan's)");
   cmd->add_option("--profile", a->profile, "Measured profile JSON used for the simulation and the sensitivity");
+  add_engine_option(cmd, &a->engine, "check the plan is one it runs, costed with its stack (exit 2 otherwise)");
   cmd->add_flag("--quiet", a->files.quiet, "No progress lines on stderr");
   add_screenshot_options(cmd, a->files);
   cmd->callback([a] {

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "engine_flag.hpp"
 #include "io.hpp"
 #include "plan_source.hpp"
 #include "simulate_per_stage.hpp"
@@ -35,6 +36,7 @@ namespace {
 
 struct SimulateArgs {
   std::string plan, model, cluster, strategy, strategy_file, trace, profile, memory_headroom;
+  std::string engine;  // --engine (engine_flag.cpp)
   bool memory_headroom_given = false;  // set even for an empty value (rejected)
   std::optional<std::int64_t> seq;
   std::optional<int> iterations;
@@ -134,6 +136,7 @@ void run_simulate(const SimulateArgs& a) {
     profile = cost::load_profile_file(a.profile);
     opt.cost.profile = &*profile;
   }
+  if (const auto p = engine_from_flag(a.engine, "simulate: --engine")) apply_engine_flag(*p, m, c, s, &opt.cost, "simulate");
   // Stages of different widths (per-stage plans, every schedule): the stage-by-stage replay.
   const PerStageSimFlags flags{a.json, !a.trace.empty(), a.full, a.iterations.has_value(),
                               a.overlap_slowdown.has_value()};
@@ -177,6 +180,7 @@ void register_simulate_command(CLI::App& app) {
   cmd->add_option("--strategy", a->strategy, "Strategy as key=value pairs (docs/strategy.md), e.g. "
                                              "\"dp=2,tp=4,pp=2,gbs=64,schedule=1f1b\"");
   cmd->add_option("--strategy-file", a->strategy_file, "Strategy JSON file (or a plan file)");
+  add_engine_option(cmd, &a->engine, "simulate the strategy with its stack traits; exit 2 naming what it cannot run");
   cmd->add_option("--seq", a->seq, "Sequence length (default: the model's, or the plan's)");
   cmd->add_option("--iterations", a->iterations,
                   "Batches to simulate (default 1 for flush schedules; 4 for pipedream/2bw, whose iteration time is "

@@ -356,7 +356,7 @@ EvalResult evaluate(const model::Model& m, const hw::Cluster& c, const LayerInde
   const bool light = !reference && light_estimates(c);
   cost::Strategy s = light ? make_strategy_light(u, var, sc) : make_strategy(u, var, sc);
   double objective = 0;
-  if (sc.schedule == cost::Schedule::interleaved || s.pp == 1) {
+  if (sc.schedule == cost::Schedule::interleaved || s.pp == 1 || u.fixed_split) {
     s.split = cost::default_split(m, s.pp * s.virtual_stages);
     // Memory of Megatron's split from the cached layer costs (the cost model's StageSums / stage_memory), so
     // that configurations that cannot fit never reach the full estimate.

@@ -48,6 +48,7 @@ struct StageDevices {
 // pipeline builds one context; contexts keep no device list (class_ctx[k].devices is empty).
 struct DegreeUnit {
   int dp = 1, tp = 1, pp = 1;
+  bool fixed_split = false;  // the engine partitions layers itself (EngineProfile::uneven_split false): default split
   std::string placement_label;
   cost::Strategy proto;                         // degrees, gbs, dtype (the placement is `placement`, shared)
   std::shared_ptr<const std::vector<int>> placement;  // dp·tp·pp devices, shared by units with equal placements

@@ -217,12 +217,12 @@ namespace {
 // products (Korthikanti §5); a fused attention kernel (the default on every GPU with 16-bit tensor cores,
 // cost::attention_kernel_for) stores none, so there selective costs exactly what none does (model/
 // layer_transformer) and would only repeat each plan in the list.
-std::vector<model::Recompute> recompute_modes(const hw::Cluster& c, hw::Dtype dtype, bool three_d,
-                                              bool* selective_skipped) {
+std::vector<model::Recompute> recompute_modes(const hw::Cluster& c, const PlanOptions& opt, bool* selective_skipped) {
   *selective_skipped = false;
-  if (three_d) return {model::Recompute::none};
+  if (opt.space == Space::three_d) return {model::Recompute::none};
   cost::Strategy probe;
-  probe.dtype = dtype;  // the default kernel follows GPU × dtype (fp32: eager, scores stored)
+  probe.dtype = opt.dtype;  // the default kernel follows GPU × dtype (fp32: eager, scores stored)
+  probe.attention = opt.attention;
   const bool all_fused = std::all_of(c.gpu_types.begin(), c.gpu_types.end(), [&probe](const hw::GpuSpec& g) {
     return model::is_fused(cost::attention_kernel_for(probe, g));
   });
@@ -242,7 +242,10 @@ Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOp
   const std::vector<std::int64_t> gbs_divisors = divisors(gbs);
   PlacementCache places(c, opt.placement);
   bool selective_skipped = false;  // the same for every unit: it depends on the cluster's GPU types only
-  const std::vector<model::Recompute> base_rcs = recompute_modes(c, opt.dtype, three_d, &selective_skipped);
+  std::vector<model::Recompute> base_rcs = recompute_modes(c, opt, &selective_skipped);
+  if (opt.engine && opt.engine->recompute == std::vector<model::Recompute>{model::Recompute::none, model::Recompute::full})
+    selective_skipped = false;  // the engine has no selective form: nothing skipped as a duplicate
+  const EngineFilter engine{opt, m, c};
   detail::UnitBuilder builder(m, c, opt);  // memos shared across units (plan/unit_memo)
   for (int tp : device_divisors(n)) {
     if (opt.max_tp > 0 && tp > opt.max_tp) {
@@ -251,6 +254,11 @@ Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOp
     }
     if (const auto why = tp_rule_violation(m, tp); !why.empty()) {
       rej.add("degrees: " + why, static_cast<std::int64_t>(divisors(n / tp).size()), fmt::format("tp={}", tp));
+      continue;
+    }
+    if (opt.engine && opt.engine->max_tp > 0 && tp > opt.engine->max_tp) {
+      rej.add(fmt::format("engine {}: tp > {}", opt.engine->name, opt.engine->max_tp),
+              static_cast<std::int64_t>(divisors(n / tp).size()), fmt::format("tp={}", tp));
       continue;
     }
     const std::int64_t max_mbs = max_useful_micro_batch(m, c, tp, opt.dtype);
@@ -267,6 +275,10 @@ Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOp
       }
       if (gbs % dp != 0) {
         rej.add("degrees: gbs not divisible by dp", 1, ex);
+        continue;
+      }
+      if (const auto why = engine.degrees(dp, tp, pp, cp)) {
+        rej.add(*why, 1, ex);
         continue;
       }
       sp.valid_dp.push_back(dp);
@@ -316,9 +328,12 @@ Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOp
             for (auto rc : rcs)
               for (bool s : sps)
                 for (bool ov : ovs) {
+                  const Variant var{mbs, rc, s, zero, ov};
+                  const auto kept = engine.schedules(sp.units.back(), var, scheds, rej);
+                  if (kept.empty()) continue;
                   const int uv = static_cast<int>(sp.uvs.size());
-                  sp.uvs.push_back({unit, Variant{mbs, rc, s, zero, ov}});
-                  for (const auto& sc : scheds) sp.configs.push_back({uv, sc, 0.0, static_cast<std::int64_t>(sp.configs.size())});
+                  sp.uvs.push_back({unit, var});
+                  for (const auto& sc : kept) sp.configs.push_back({uv, sc, 0.0, static_cast<std::int64_t>(sp.configs.size())});
                 }
         }
       }
@@ -515,8 +530,9 @@ std::vector<Candidate> costed_in_bound_order(const model::Model& m, const hw::Cl
 
 }  // namespace
 
-PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt) {
+PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& given) {
   const auto t0 = std::chrono::steady_clock::now();
+  const PlanOptions opt = detail::with_engine_traits(m, c, given);
   if (opt.global_batch < 1) throw core::InputError("plan: --gbs must be >= 1");
   check_global_batch(m, opt.global_batch);
   if (opt.top_k < 1) throw core::InputError("plan: --top must be >= 1");
@@ -532,6 +548,7 @@ PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& 
       throw core::InputError(fmt::format(
           "plan: --gbs {} is not divisible by any data-parallel degree usable on {} ({} devices, model {}): {}",
           opt.global_batch, c.name, c.num_devices(), m.name, nearest_gbs_message(opt.global_batch, dps)));
+    if (opt.engine && !sp.units.empty()) detail::throw_engine_runs_nothing(opt, rej);
     // Degrees exist but every micro-batch size is too big for the memory (the gbs / dp left has no small divisor).
     if (!sp.units.empty()) throw_fits_nowhere(m, c, opt, sp);
     throw core::InputError("plan: the search space is empty (check --max-tp / --max-pp)");

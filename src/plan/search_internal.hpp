@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,21 @@ Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOp
 // the edge of the tolerance window) and the trim of the time-sorted pool to the K fastest plus the window.
 double keep_threshold_s(const std::vector<Candidate>& top, std::size_t K, const PlanOptions& opt);
 void trim_pool(std::vector<Candidate>& top, std::size_t K, const PlanOptions& opt);
+// plan --engine (engine_filter.cpp): the options with the engine's stack traits (InputError when it cannot run the
+// model / devices / dtype at all); the filter of the enumeration (a no-op without an engine); the error when it
+// filtered every configuration, naming the most frequent features.
+PlanOptions with_engine_traits(const model::Model& m, const hw::Cluster& c, PlanOptions opt);
+struct EngineFilter {
+  const PlanOptions& opt;
+  const model::Model& m;
+  const hw::Cluster& c;
+  // Degree limits only (tp, pp, cp): the knobs below the degrees are filtered per configuration.
+  std::optional<std::string> degrees(int dp, int tp, int pp, int cp) const;
+  // The schedules of (unit, variant) the engine can run; the others counted in `rej` per feature.
+  std::vector<ScheduleChoice> schedules(const DegreeUnit& u, const Variant& var, const std::vector<ScheduleChoice>& all,
+                                        Rejections& rej) const;
+};
+[[noreturn]] void throw_engine_runs_nothing(const PlanOptions& opt, const Rejections& rej);
 
 // --placement anneal: refine the placement of the top candidates (baselines.cpp).
 void anneal_top(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt, std::vector<Candidate>& top,

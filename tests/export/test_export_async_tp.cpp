@@ -11,6 +11,7 @@
 #include "strata/hw/cluster.hpp"
 #include "strata/model/model.hpp"
 
+// zero=3 throughout: torchtitan (TOML era) refuses DDP with TP and trains fp32 without FSDP (data/engines).
 namespace strata {
 namespace {
 

@@ -100,7 +100,9 @@ TEST(ExportImport, DemoPlanRoundTripsThroughEveryEngineThatExpressesIt) {
   opt.threads = 2;
   const auto best = strata::plan::plan(m, c, opt).top.front().strategy;
   int exported = 0;
-  for (ex::Engine e : {ex::Engine::megatron, ex::Engine::torchtitan, ex::Engine::deepspeed, ex::Engine::torchrun, ex::Engine::slurm}) {
+  // GPT-3 (learned positions, LayerNorm, GELU) is no torchtitan model: refused naming it, never exported.
+  EXPECT_NE(ex::unexpressible_feature(ex::Engine::torchtitan, m, c, best).find("gpt3-175b"), std::string::npos);
+  for (ex::Engine e : {ex::Engine::megatron, ex::Engine::deepspeed, ex::Engine::torchrun, ex::Engine::slurm}) {
     const auto s = ex::closest_expressible(e, m, c, best);
     if (ex::unexpressible_feature(e, m, c, best).empty()) EXPECT_EQ(cost::to_json(s).dump(), cost::to_json(best).dump());
     const auto text = ex::export_strategy(e, m, c, s).text;
@@ -112,7 +114,7 @@ TEST(ExportImport, DemoPlanRoundTripsThroughEveryEngineThatExpressesIt) {
     EXPECT_EQ(cost::to_json(cost::complete_strategy(im.strategy, m, c)).dump(), cost::to_json(s).dump()) << ex::to_string(e);
     ++exported;
   }
-  EXPECT_EQ(exported, 5);
+  EXPECT_EQ(exported, 4);
   EXPECT_EQ(ex::unexpressible_feature(ex::Engine::megatron, m, c, best), "") << cost::to_cli_string(best);
 }
 
@@ -122,12 +124,13 @@ namespace {
 
 // Mutated configs (byte flips, truncations) must be read or rejected with an InputError, never anything else.
 TEST(ExportImport, MutatedConfigsOnlyEverThrowInputError) {
-  const auto m = model::zoo_model("small-gpt");
+  const auto gpt = model::zoo_model("small-gpt"), llama = model::zoo_model("llama3-8b");  // torchtitan: a flavor
   const auto c = hw::resolve_cluster("dgx-a100:1", hw::builtin_catalog());
-  const auto s = cost::complete_strategy(cost::parse_strategy("tp=2,pp=2,v=2,mbs=1,gbs=16,zero=1,sp=on,recompute=full"), m, c);
   std::mt19937 rng(7);
   const char alphabet[] = "[]{}\"'=,.|*()#\\\n -0123456789tELabcxyz";
   for (ex::Engine e : {ex::Engine::megatron, ex::Engine::torchtitan, ex::Engine::deepspeed, ex::Engine::torchrun}) {
+    const auto& m = e == ex::Engine::torchtitan ? llama : gpt;
+    const auto s = cost::complete_strategy(cost::parse_strategy("tp=2,pp=2,v=2,mbs=1,gbs=16,zero=1,sp=on,recompute=full"), m, c);
     const auto near = ex::closest_expressible(e, m, c, s);
     const std::string base = ex::export_strategy(e, m, c, near).text;
     for (int i = 0; i < 400; ++i) {

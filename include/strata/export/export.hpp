@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "strata/cost/engine.hpp"
+#include "strata/cost/estimate.hpp"
 #include "strata/cost/strategy.hpp"
 #include "strata/hw/cluster.hpp"
 #include "strata/model/model.hpp"
@@ -19,12 +21,27 @@ enum class Engine { megatron, torchtitan, deepspeed, torchrun, slurm };
 std::string_view to_string(Engine e);
 Engine parse_engine(std::string_view text, const std::string& where);  // InputError lists the valid names
 
-// The first feature of the (complete) strategy `s` for model `m` that `e` cannot express; "" when none.
+// The engine profile (data/engines, cost/engine.hpp) a target's writer follows: megatron (also for the torchrun
+// and slurm launchers of pretrain_gpt.py), torchtitan-toml, deepspeed.
+std::string_view default_profile(Engine e);
+// The target that writes a profile's configuration (torchtitan for both torchtitan profiles); InputError naming
+// `where` for profiles without one (pytorch, strata-exec).
+Engine target_of(const cost::EngineProfile& p, const std::string& where);
+
+// The first feature of the (complete) strategy `s` for model `m` that `e` cannot express; "" when none. First the
+// profile's cost::engine_cannot_run (what the planner's --engine filter uses), then the writer's own checks.
 std::string unexpressible_feature(Engine e, const model::Model& m, const hw::Cluster& c, const cost::Strategy& s);
+std::string unexpressible_feature(Engine e, const cost::EngineProfile& p, const model::Model& m, const hw::Cluster& c,
+                                  const cost::Strategy& s);
 
 // The nearest strategy `e` can express: only the unexpressible fields change (docs/export.md says how), the
 // result is completed (cost::complete_strategy). InputError when the model itself is not expressible.
+// The model and the dtype are never changed: a model feature or a dtype the engine cannot run is an InputError.
 cost::Strategy closest_expressible(Engine e, const model::Model& m, const hw::Cluster& c, cost::Strategy s);
+// `export --closest`: the fastest strategy profile `p` can run that fits (plan::plan restricted to `p`, costed with
+// its traits, same gbs and dtype). InputError naming the reason when the engine cannot run the model or none fits.
+cost::Strategy closest_fitting(const cost::EngineProfile& p, const model::Model& m, const hw::Cluster& c,
+                               const cost::Strategy& s, const cost::CostOptions& cost_opt = {});
 
 struct ExportFile {
   std::string name;  // suggested file name: megatron_args.sh, torchtitan.toml, ds_config.json, launch_*.sh
@@ -33,6 +50,8 @@ struct ExportFile {
 // The engine's configuration of the complete strategy `s`. InputError "export: <engine> cannot express
 // <feature>" when unexpressible_feature is not empty.
 ExportFile export_strategy(Engine e, const model::Model& m, const hw::Cluster& c, const cost::Strategy& s);
+ExportFile export_strategy(Engine e, const cost::EngineProfile& p, const model::Model& m, const hw::Cluster& c,
+                           const cost::Strategy& s);
 
 // The CUDA_DEVICE_MAX_CONNECTIONS a Megatron-LM launch of `s` must set: nullopt = leave it unset (Megatron-FSDP,
 // ZeRO-2/3, forbids 1), 1 where tp or cp > 1 without FSDP (Megatron validate_args, docs/export.md §Launch).

@@ -8,10 +8,12 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "strata/cost/engine.hpp"
 #include "strata/cost/estimate.hpp"
 #include "strata/cost/strategy.hpp"
 #include "strata/hw/cluster.hpp"
@@ -50,6 +52,13 @@ struct PlanOptions {
   bool recompute_early_stop = false;
   bool fp8_separate_casts = false;
   cost::OptimizerStep optim = cost::OptimizerStep::fused;  // --optim: how AdamW steps (its temporaries' memory)
+  bool fp32_loss = false;  // the loss path (strategy key loss=): set by --engine from its profile
+  // Attention kernel of every candidate; unset = each GPU's default (cost::attention_kernel_for).
+  std::optional<model::AttentionKernel> attention;
+  // --engine: search only what this engine can run (cost::engine_cannot_run, filtered before costing) and cost
+  // it with the engine's stack traits (cost::apply_engine_traits replaces the four fields above). The plan file
+  // records its name. Unset = the full space.
+  std::optional<cost::EngineProfile> engine;
   cost::CostOptions cost;          // profile / constants
   bool baselines = true;
   Objective objective = Objective::margin;  // --objective
