@@ -88,6 +88,17 @@ TEST(SimPlanFileCli, PerStagePlanFileIsReportedAndSimulated) {
   for (const auto& x : {f, g, html}) std::remove(x.c_str());
 }
 
+// A placement of more than 64 devices is printed as each stage's GPU type and device ranges, never one id per
+// device (issue 41: a 98,304-GPU mixed plan printed a 600 KB `place=` list); the exact list stays in the file.
+TEST(SimPlanFileCli, LargePlacementPrintedAsRanges) {
+  const auto r = strata_test::run_cli("plan --model megatron-18.4b --cluster dgx-h100:8+dgx-a100:8 --gbs 512");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto line = r.out.substr(r.out.find("best strategy: "));
+  EXPECT_EQ(line.substr(0, line.find('\n')).find("place="), std::string::npos) << line;
+  EXPECT_NE(line.find("placement: stage 0 a100-80gb devices 64-127; stage 1 h100-sxm devices 0-63"),
+            std::string::npos) << line;
+}
+
 // A plan from a model file and a cluster file reads back with both files gone.
 TEST(SimPlanFileCli, PlanFromFilesIsSelfContained) {
   namespace fs = std::filesystem;
