@@ -276,37 +276,8 @@ SimResult simulate_with_backend(const Problem& trace, SimOptions& o, int rounds,
 
 std::string hours(double s) { return fmt::format("{:.2f} h", s / 3600.0); }
 
-void run_schedule(const ScheduleArgs& a) {
-  if (a.trace.empty() == a.generate.empty())
-    throw core::InputError("schedule: give exactly one of --trace FILE or --generate \"jobs=N,rate=R,seed=S\"");
-  if (!(a.round_s > 0)) throw core::InputError("--round-s: must be > 0");
-  if (a.restart_s < 0 || a.restart_s >= a.round_s) throw core::InputError("--restart-s: must be in [0, round length)");
-  if (!a.csv.empty()) check_output_path(a.csv, "schedule: --csv");
-  SimOptions o;
-  const Conventions conv = parse_conventions(a.conventions);
-  apply_conventions(conv, o);
-  o.policy = parse_policy(a.policy);
-  o.policy_options = policy_options(a);
-  if (!a.reset_interval_s.empty()) {
-    char* end = nullptr;
-    const double v = std::strtod(a.reset_interval_s.c_str(), &end);
-    if (*end != '\0' || !std::isfinite(v) || v < 0)
-      throw core::InputError("--reset-interval-s: '" + a.reset_interval_s +
-                             "' (expected a finite number of seconds >= 0; 0 = re-solve on every change)");
-    o.reset_interval_s = v;
-  }
-  if (a.leftover == "on") o.place_leftover = true;
-  else if (a.leftover == "off") o.place_leftover = false;
-  else if (!a.leftover.empty()) throw core::InputError("--leftover: '" + a.leftover + "' (valid: on, off)");
-  o.round_s = a.round_s;
-  o.restart_overhead_s = a.restart_s;
-  if (a.reallocate == "on-change") o.reallocate = Reallocate::kOnChange;
-  else if (a.reallocate == "every-round") o.reallocate = Reallocate::kEveryRound;
-  else throw core::InputError("--reallocate: '" + a.reallocate + "' (valid: on-change, every-round)");
-  if (!a.measure.empty()) std::tie(o.measure_from, o.measure_to) = parse_measure(a.measure);
-  if (!a.price_trace.empty()) o.price_trace = load_price_trace(a.price_trace);
-  o.switch_on_price_change = !a.no_price_switching;
-  const auto slurm_finish = slurm_backend(a, o);
+// The trace to simulate: --trace FILE (on --cluster when given) or a --generate'd workload.
+Problem schedule_trace(const ScheduleArgs& a, Conventions conv) {
   Problem trace;
   if (!a.trace.empty()) {
     trace = load_problem(a.trace, /*require_workers=*/false);
@@ -332,6 +303,49 @@ void run_schedule(const ScheduleArgs& a) {
     spec.conventions = conv;
     trace = generate_trace(table, cluster, spec);
   }
+  return trace;
+}
+
+// The simulator options that follow --conventions (issue 39), with each convention's own flag on top.
+SimOptions convention_options(const ScheduleArgs& a, Conventions conv) {
+  SimOptions o;
+  apply_conventions(conv, o);
+  o.policy = parse_policy(a.policy);
+  const double tol = o.policy_options.search_rel_tol;
+  o.policy_options = policy_options(a);
+  o.policy_options.search_rel_tol = tol;
+  if (!a.reset_interval_s.empty()) {
+    char* end = nullptr;
+    const double v = std::strtod(a.reset_interval_s.c_str(), &end);
+    if (*end != '\0' || !std::isfinite(v) || v < 0)
+      throw core::InputError("--reset-interval-s: '" + a.reset_interval_s +
+                             "' (expected a finite number of seconds >= 0; 0 = re-solve on every change)");
+    o.reset_interval_s = v;
+  }
+  if (a.leftover == "on") o.place_leftover = true;
+  else if (a.leftover == "off") o.place_leftover = false;
+  else if (!a.leftover.empty()) throw core::InputError("--leftover: '" + a.leftover + "' (valid: on, off)");
+  return o;
+}
+
+void run_schedule(const ScheduleArgs& a) {
+  if (a.trace.empty() == a.generate.empty())
+    throw core::InputError("schedule: give exactly one of --trace FILE or --generate \"jobs=N,rate=R,seed=S\"");
+  if (!(a.round_s > 0)) throw core::InputError("--round-s: must be > 0");
+  if (a.restart_s < 0 || a.restart_s >= a.round_s) throw core::InputError("--restart-s: must be in [0, round length)");
+  if (!a.csv.empty()) check_output_path(a.csv, "schedule: --csv");
+  const Conventions conv = parse_conventions(a.conventions);
+  SimOptions o = convention_options(a, conv);
+  o.round_s = a.round_s;
+  o.restart_overhead_s = a.restart_s;
+  if (a.reallocate == "on-change") o.reallocate = Reallocate::kOnChange;
+  else if (a.reallocate == "every-round") o.reallocate = Reallocate::kEveryRound;
+  else throw core::InputError("--reallocate: '" + a.reallocate + "' (valid: on-change, every-round)");
+  if (!a.measure.empty()) std::tie(o.measure_from, o.measure_to) = parse_measure(a.measure);
+  if (!a.price_trace.empty()) o.price_trace = load_price_trace(a.price_trace);
+  o.switch_on_price_change = !a.no_price_switching;
+  const auto slurm_finish = slurm_backend(a, o);
+  const Problem trace = schedule_trace(a, conv);
   // Progress on stderr at most once a second (only long runs print anything).
   const auto start = std::chrono::steady_clock::now();
   auto last = std::make_shared<double>(0.0);
