@@ -69,20 +69,23 @@ Example:
   >>> p = strata.plan("amp-gpt2", "p3.8xlarge:3+g4dn.12xlarge:1", gbs=32)
   >>> p.best.strategy, p.best.estimate.iteration_time_s)";
 
-std::shared_ptr<PlanHandle> run_plan(py::object model, py::object cluster, std::int64_t gbs,
-                                     std::optional<std::int64_t> seq, int top, const std::string& space,
-                                     const std::string& placement, int threads, const std::string& dtype, int max_tp,
-                                     int max_pp, std::optional<std::string> profile, py::object headroom,
+std::shared_ptr<PlanHandle> run_plan(py::object model, py::object cluster, py::object gbs, py::object seq,
+                                     py::object top, const std::string& space, const std::string& placement,
+                                     py::object threads, const std::string& dtype, py::object max_tp,
+                                     py::object max_pp, std::optional<std::string> profile, py::object headroom,
                                      py::object progress) {
+  namespace lim = core::limits;
   auto h = std::make_shared<PlanHandle>();
-  h->m = as_model(model, seq);
-  h->c = as_cluster(cluster);
   plan::PlanOptions& opt = h->opt;
-  opt.global_batch = gbs;
-  opt.top_k = top;
-  opt.threads = threads;
-  opt.max_tp = max_tp;
-  opt.max_pp = max_pp;
+  // Every number checked first, with the CLI's flags' ranges and words (core/numbers.hpp).
+  opt.global_batch = int_arg(gbs, lim::kGbs, "plan: --gbs");
+  const auto seq_v = opt_int_arg(seq, lim::kSeq, "plan: --seq");
+  opt.top_k = static_cast<int>(int_arg(top, lim::kTop, "plan: --top"));
+  opt.threads = static_cast<int>(int_arg(threads, lim::kThreads, "plan: --threads"));
+  opt.max_tp = static_cast<int>(int_arg(max_tp, lim::kDegreeCap, "plan: --max-tp"));
+  opt.max_pp = static_cast<int>(int_arg(max_pp, lim::kDegreeCap, "plan: --max-pp"));
+  h->m = as_model(model, seq_v);
+  h->c = as_cluster(cluster);
   plan::check_plan_options(opt, *h->m);
   opt.space = plan::parse_space(space, "plan: --space");
   opt.placement = plan::parse_placement_mode(placement, "plan: --placement");

@@ -84,8 +84,9 @@ void run_estimate(const EstimateArgs& a) {
   // A plan file names its model, cluster and seq; flags override them.
   std::string model_name = a.model, cluster_spec = a.cluster;
   std::optional<std::int64_t> seq = a.seq;
+  PlanInputs in;
   if (!a.strategy_file.empty()) {
-    const PlanInputs in = plan_file_inputs(a.strategy_file);
+    in = plan_file_inputs(a.strategy_file);
     if (model_name.empty()) model_name = in.model;
     if (cluster_spec.empty()) cluster_spec = in.cluster;
     if (!seq) seq = in.seq;
@@ -94,6 +95,7 @@ void run_estimate(const EstimateArgs& a) {
   if (cluster_spec.empty())
     throw core::InputError("estimate: --cluster is required (unless --strategy-file is a plan file)");
   auto m = model::resolve_model(model_name);
+  if (!a.strategy_file.empty()) check_plan_agrees(in, {"estimate", a.strategy_file, a.model.empty() ? nullptr : &m, a.cluster});
   if (seq) m = model::with_seq(m, *seq);
   const auto catalog = hw::builtin_catalog();
   const auto c = hw::resolve_cluster(cluster_spec, catalog);
@@ -207,7 +209,7 @@ void register_estimate_commands(CLI::App& app) {
   est->add_option("--strategy-file", args->strategy_file,
                   "Strategy JSON file, or a plan file from `strata plan --json` (its best strategy; model, cluster "
                   "and seq from the file unless given)");
-  est->add_option("--seq", args->seq, "Sequence length (default: the model's)");
+  est->add_option("--seq", args->seq, "Sequence length (default: the model's)")->check(integer_in(core::limits::kSeq));
   est->add_option("--profile", args->profile,
                   "Measured profile JSON (`strata profile`) overriding the roofline where it has rows");
   add_memory_headroom_option(est, &args->memory_headroom, &args->memory_headroom_given,

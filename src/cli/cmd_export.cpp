@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "export_hooks.hpp"
+#include "io.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/json.hpp"
 #include "strata/core/text.hpp"
@@ -30,7 +31,7 @@ void write_output(const exporter::ExportFile& f, const std::string& out) {
     return;
   }
   std::error_code ec;
-  std::filesystem::create_directories(out, ec);
+  std::filesystem::create_directory(out, ec);  // one level: check_output_dir refused a missing parent up front
   const std::string path = (std::filesystem::path(out) / f.name).string();
   std::ofstream file(path, std::ios::binary);
   if (!file) throw core::InputError(fmt::format("export: --out: cannot write '{}'", path));
@@ -42,6 +43,7 @@ void write_output(const exporter::ExportFile& f, const std::string& out) {
 }
 
 void run_export(const ExportArgs& a) {
+  check_output_dir(a.out, "export: --out");
   const core::Json plan = core::load_json_file(a.plan);
   auto field = [&](const std::string& given, const char* key) {
     if (!given.empty()) return given;
@@ -50,6 +52,7 @@ void run_export(const ExportArgs& a) {
     return plan.at(key).get<std::string>();
   };
   auto m = model::resolve_model(field(a.model, "model"));
+  check_plan_agrees(plan_file_inputs(a.plan), {"export", a.plan, a.model.empty() ? nullptr : &m, a.cluster});
   if (plan.is_object() && plan.contains("seq") && plan.at("seq").is_number_integer() &&
       plan.at("seq").get<std::int64_t>() != m.seq)
     m = model::with_seq(m, plan.at("seq").get<std::int64_t>());

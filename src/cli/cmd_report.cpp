@@ -11,6 +11,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "io.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/json.hpp"
 #include "strata/cost/profile.hpp"
@@ -67,6 +68,7 @@ void run_report(const ReportArgs& a) {
   if (model_name.empty()) throw core::InputError("report: --model is required (the plan file names none)");
   if (cluster_spec.empty()) throw core::InputError("report: --cluster is required (the plan file names none)");
   auto m = model::resolve_model(model_name);
+  check_plan_agrees(plan_file_inputs(a.plan), {"report", a.plan, a.model.empty() ? nullptr : &m, a.cluster});
   if (seq > 0 && seq != m.seq) m = model::with_seq(m, seq);
   const auto c = hw::resolve_cluster(cluster_spec, hw::builtin_catalog());
   cost::CostOptions cost;
@@ -102,7 +104,7 @@ void register_report_command(CLI::App& app) {
   cmd->add_option("--out", a->files.html, "HTML file to write (default report.html)");
   cmd->add_option("--model", a->model, "Model (default: the plan's; give the file when the plan used a model file)");
   cmd->add_option("--cluster", a->cluster, "Cluster (default: the plan's)");
-  cmd->add_option("--seq", a->seq, "Sequence length (default: the plan's)");
+  cmd->add_option("--seq", a->seq, "Sequence length (default: the plan's)")->check(integer_in(core::limits::kSeq));
   cmd->add_option("--profile", a->profile, "Measured profile JSON used for the simulation and the sensitivity");
   cmd->add_flag("--quiet", a->files.quiet, "No progress lines on stderr");
   add_screenshot_options(cmd, a->files);

@@ -111,9 +111,10 @@ void run_simulate(const SimulateArgs& a) {
   if (sources != 1) throw core::InputError("simulate: give exactly one of --plan, --strategy and --strategy-file");
   std::string model_name = a.model, cluster_spec = a.cluster;
   std::optional<std::int64_t> seq = a.seq;
+  PlanInputs in;
   if (!a.plan.empty() || !a.strategy_file.empty()) {
     // A plan file names its model, cluster and seq; flags override them.
-    const PlanInputs in = plan_file_inputs(a.plan.empty() ? a.strategy_file : a.plan);
+    in = plan_file_inputs(a.plan.empty() ? a.strategy_file : a.plan);
     if (model_name.empty()) model_name = in.model;
     if (cluster_spec.empty()) cluster_spec = in.cluster;
     if (!seq) seq = in.seq;
@@ -124,6 +125,9 @@ void run_simulate(const SimulateArgs& a) {
   if (!a.trace.empty()) check_output_path(a.trace, "simulate: --trace");
   const double bucket_mib = a.bucket_mib.empty() ? 0.0 : parse_bucket_mib(a.bucket_mib);
   auto m = model::resolve_model(model_name);
+  if (a.strategy.empty())
+    check_plan_agrees(in, {"simulate", a.plan.empty() ? a.strategy_file : a.plan, a.model.empty() ? nullptr : &m,
+                           a.cluster});
   if (seq) m = model::with_seq(m, *seq);
   const auto c = hw::resolve_cluster(cluster_spec, hw::builtin_catalog());
   cost::Strategy s = !a.strategy.empty() ? cost::parse_strategy(a.strategy)
@@ -183,6 +187,7 @@ void register_simulate_command(CLI::App& app) {
       "Examples:\n"
       "  strata simulate --model gpt3-175b --cluster dgx-a100:128 \\\n"
       "      --strategy \"tp=8,pp=16,dp=8,mbs=1,gbs=1536\" --trace gpt3.json\n"
+      "  strata plan --model gpt2-small --cluster dgx-a100:1 --gbs 8 --json plan.json\n"
       "  strata simulate --plan plan.json --json\n"
       "Schedules: gpipe, 1f1b, interleaved (v>1), pipedream, 2bw (see docs/simulator.md).");
   cmd->add_option("--plan", a->plan, "Plan file from `strata plan --json` (simulates its best strategy; model and "
@@ -192,19 +197,23 @@ void register_simulate_command(CLI::App& app) {
   cmd->add_option("--strategy", a->strategy, "Strategy as key=value pairs (docs/strategy.md), e.g. "
                                              "\"dp=2,tp=4,pp=2,gbs=64,schedule=1f1b\"");
   cmd->add_option("--strategy-file", a->strategy_file, "Strategy JSON file (or a plan file)");
-  cmd->add_option("--seq", a->seq, "Sequence length (default: the model's, or the plan's)");
+  cmd->add_option("--seq", a->seq, "Sequence length (default: the model's, or the plan's)")
+      ->check(integer_in(core::limits::kSeq));
   cmd->add_option("--iterations", a->iterations,
                   "Batches to simulate (default 1 for flush schedules; 4 for pipedream/2bw, whose iteration time is "
-                  "the steady state between batch 1 and batch N-1)");
+                  "the steady state between batch 1 and batch N-1)")
+      ->check(integer_in(core::limits::kIterations));
   cmd->add_option("--trace", a->trace, "Write a Chrome trace-event JSON here (one process per GPU, threads for the "
                                        "compute and communication streams; open in Perfetto)");
   cmd->add_option("--overlap-slowdown", a->overlap_slowdown,
-                  "Compute slowdown while DP traffic overlaps it (default: the cost model's constant, 1.3)");
+                  "Compute slowdown while DP traffic overlaps it (default: the cost model's constant, 1.3)")
+      ->check(number_in(core::limits::kOverlapSlowdown));
   cmd->add_option("--profile", a->profile,
                   "Measured profile JSON (`strata profile`): task durations from its rows, as in `strata estimate`");
   cmd->add_option("--bucket-mb", a->bucket_mib,
                   "DP gradient bucket size in MiB, as in `strata run` (default: the cost model's dp_bucket_bytes, "
-                  "50e6 bytes = 47.7 MiB; at most 16 buckets per chunk)");
+                  "50e6 bytes = 47.7 MiB; at most 16 buckets per chunk)")
+      ->check(number_in(core::limits::kBucketMib));
   add_memory_headroom_option(cmd, &a->memory_headroom, &a->memory_headroom_given,
                              "a device whose simulated peak exceeds the rest is reported as not fitting");
   cmd->add_flag("--full", a->full,
