@@ -36,7 +36,7 @@ Example:
 
 EstimateResult run_estimate(py::object model, py::object cluster, py::object strategy, py::object seq_arg,
                             std::optional<std::string> profile, py::object headroom) {
-  const auto seq = opt_int_arg(seq_arg, core::limits::kSeq, "estimate: --seq");
+  const auto seq = opt_int_arg(seq_arg, core::limits::kSeq, "--seq");
   if (py::isinstance<PlanHandle>(strategy)) strategy = py::cast(strategy.cast<std::shared_ptr<PlanHandle>>()->r.top.front().strategy);
   EstimateResult r;
   r.m = as_model(model, seq);
@@ -74,12 +74,12 @@ SimulationResult run_simulate(py::object model, py::object cluster, py::object s
                               std::optional<std::string> trace, std::optional<std::string> profile,
                               py::object headroom) {
   namespace lim = core::limits;
-  const auto seq = opt_int_arg(seq_arg, lim::kSeq, "simulate: --seq");
-  const auto iterations_v = opt_int_arg(iterations_arg, lim::kIterations, "simulate: --iterations");
+  const auto seq = opt_int_arg(seq_arg, lim::kSeq, "--seq");
+  const auto iterations_v = opt_int_arg(iterations_arg, lim::kIterations, "--iterations");
   const std::optional<int> iterations =
       iterations_v ? std::optional<int>(static_cast<int>(*iterations_v)) : std::nullopt;
-  const auto overlap_slowdown = opt_number_arg(overlap_arg, lim::kOverlapSlowdown, "simulate: --overlap-slowdown");
-  const auto bucket_mb = opt_number_arg(bucket_arg, lim::kBucketMib, "simulate: --bucket-mb");
+  const auto overlap_slowdown = opt_number_arg(overlap_arg, lim::kOverlapSlowdown, "--overlap-slowdown");
+  const auto bucket_mb = opt_number_arg(bucket_arg, lim::kBucketMib, "--bucket-mb");
   if (py::isinstance<PlanHandle>(model)) {
     const auto h = model.cast<std::shared_ptr<PlanHandle>>();
     if (cluster.is_none()) cluster = py::cast(Cluster{h->c});

@@ -78,12 +78,14 @@ std::shared_ptr<PlanHandle> run_plan(py::object model, py::object cluster, py::o
   auto h = std::make_shared<PlanHandle>();
   plan::PlanOptions& opt = h->opt;
   // Every number checked first, with the CLI's flags' ranges and words (core/numbers.hpp).
-  opt.global_batch = int_arg(gbs, lim::kGbs, "plan: --gbs");
-  const auto seq_v = opt_int_arg(seq, lim::kSeq, "plan: --seq");
-  opt.top_k = static_cast<int>(int_arg(top, lim::kTop, "plan: --top"));
-  opt.threads = static_cast<int>(int_arg(threads, lim::kThreads, "plan: --threads"));
-  opt.max_tp = static_cast<int>(int_arg(max_tp, lim::kDegreeCap, "plan: --max-tp"));
-  opt.max_pp = static_cast<int>(int_arg(max_pp, lim::kDegreeCap, "plan: --max-pp"));
+  // gbs: the type here; its range (>= 1, gbs·seq <= 2^53) in plan::check_plan_options, whose words the CLI's
+  // --gbs parser shares ("plan: --gbs: must be >= 1 ...").
+  opt.global_batch = int_arg(gbs, {-9.2e18, 9.2e18}, "plan: --gbs");
+  const auto seq_v = opt_int_arg(seq, lim::kSeq, "--seq");
+  opt.top_k = static_cast<int>(int_arg(top, lim::kTop, "--top"));
+  opt.threads = static_cast<int>(int_arg(threads, lim::kThreads, "--threads"));
+  opt.max_tp = static_cast<int>(int_arg(max_tp, lim::kDegreeCap, "--max-tp"));
+  opt.max_pp = static_cast<int>(int_arg(max_pp, lim::kDegreeCap, "--max-pp"));
   h->m = as_model(model, seq_v);
   h->c = as_cluster(cluster);
   plan::check_plan_options(opt, *h->m);

@@ -28,7 +28,7 @@ AllocationResult run_allocate(py::object throughputs, const std::string& policy,
   const bool numeric = !py::isinstance<py::bool_>(budget_arg) &&
                        (py::isinstance<py::int_>(budget_arg) || py::isinstance<py::float_>(budget_arg));
   const bool no_budget = numeric && budget_arg.cast<double>() == -1.0;
-  const double budget = no_budget ? -1.0 : number_arg(budget_arg, core::limits::kBudget, "allocate: --budget");
+  const double budget = no_budget ? -1.0 : number_arg(budget_arg, core::limits::kBudget, "--budget");
   if (!no_budget && policy.find("makespan-budget") == std::string::npos)  // the CLI's check and words (cmd_sched)
     throw core::InputError(fmt::format("--budget: applies to the makespan-budget policy only, not to '{}'", policy));
   r.policy = sched::parse_policy(policy);

@@ -107,7 +107,10 @@ for md in "$SRC/README.md" "$SRC"/docs/*.md; do
   done < <(md_commands "$md")
 done
 
-subs=$("$STRATA" --help | awk 'toupper($0) ~ /^SUBCOMMANDS:/ { on = 1; next } on && /^[ \t]+[a-z]/ { print $1 }')
+# The sub-command names: the list's entries are indented by two spaces (their multi-line descriptions, which may
+# quote a `strata ...` example, continue deeper or start with "strata").
+subs=$("$STRATA" --help | awk 'toupper($0) ~ /^SUBCOMMANDS:/ { on = 1; next }
+  on && /^  [a-z][a-z-]*( |$)/ && $1 != "strata" && !seen[$1]++ { print $1 }')
 [ -n "$subs" ] || { echo "FAIL: no sub-commands found in strata --help"; exit 1; }
 for sub in $subs; do
   dir=""
