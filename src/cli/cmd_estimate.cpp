@@ -95,7 +95,8 @@ void run_estimate(const EstimateArgs& a) {
   if (cluster_spec.empty())
     throw core::InputError("estimate: --cluster is required (unless --strategy-file is a plan file)");
   auto m = model::resolve_model(model_name);
-  if (!a.strategy_file.empty()) check_plan_agrees(in, {"estimate", a.strategy_file, a.model.empty() ? nullptr : &m, a.cluster});
+  if (!a.strategy_file.empty())
+    check_plan_agrees(in, {"estimate", a.strategy_file, a.model.empty() ? nullptr : &m, a.cluster});
   if (seq) m = model::with_seq(m, *seq);
   const auto catalog = hw::builtin_catalog();
   const auto c = hw::resolve_cluster(cluster_spec, catalog);

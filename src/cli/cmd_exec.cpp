@@ -75,7 +75,8 @@ void register_exec_commands(CLI::App& app, const ExecHandlers& handlers) {
   prof->add_option("--comm-repeats", pa->comm_repeats,
                    "Timed iterations of each collective's compute-then-collective loop, mean kept, median of 3 rounds (default 10)")
       ->check(integer_in({1, 100000}));
-  prof->add_option("--threads", pa->threads, "Intra-op threads (default 1, as strata run)")->check(integer_in({1, 256}));
+  prof->add_option("--threads", pa->threads, "Intra-op threads (default 1, as strata run)")
+      ->check(integer_in({1, 256}));
   prof->add_option("--timeout", pa->timeout_s, "Collective timeout in seconds (default 60)")
       ->check(number_in(core::limits::kTimeoutS));
   prof->add_option("--cpu-cores", pa->cpu_cores,

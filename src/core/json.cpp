@@ -216,7 +216,8 @@ std::string read_text_file(const std::string& path) {
   while (in.read(buf, sizeof buf) || in.gcount() > 0) {
     out.append(buf, static_cast<std::size_t>(in.gcount()));
     if (out.size() > limits::kMaxInputFileBytes)
-      throw InputError(fmt::format("{}: file is too large (at most {} bytes)", printable(path), limits::kMaxInputFileBytes));
+      throw InputError(
+          fmt::format("{}: file is too large (at most {} bytes)", printable(path), limits::kMaxInputFileBytes));
   }
   if (in.bad()) throw InputError(fmt::format("{}: cannot read file", printable(path)));
   return out;

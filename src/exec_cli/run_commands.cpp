@@ -82,7 +82,8 @@ void check_checkpoint_dir(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
-    throw core::InputError(fmt::format("run: --checkpoint: cannot write into '{}' (not a directory)", core::printable(dir)));
+    throw core::InputError(
+        fmt::format("run: --checkpoint: cannot write into '{}' (not a directory)", core::printable(dir)));
   if (fs::is_directory(dir, ec)) {
     cli::check_output_dir(dir, "run: --checkpoint");
     return;
@@ -122,7 +123,8 @@ void run_run(const RunArgs& a) {
   }
   if (model_name.empty()) throw core::InputError("run: --model is required (the plan file names no model)");
   const auto m = model::resolve_model(model_name);
-  if (!a.plan.empty()) cli::check_plan_agrees(cli::plan_file_inputs(a.plan), {"run", a.plan, a.model.empty() ? nullptr : &m, ""});
+  if (!a.plan.empty())
+    cli::check_plan_agrees(cli::plan_file_inputs(a.plan), {"run", a.plan, a.model.empty() ? nullptr : &m, ""});
   if (!a.resume.empty() && !std::filesystem::exists(a.resume + "/meta.json"))
     throw core::InputError(fmt::format("--resume {}: not a strata checkpoint directory (no meta.json)", a.resume));
   exec::RunOptions o = exec::make_run_options(m, s, a.world_size);
