@@ -33,7 +33,8 @@ demo:
 	cmake --build $$dir -j $(JOBS) --target strata_cli; \
 	$$dir/bin/strata plan --model gpt3-175b --cluster dgx-a100:16+dgx-h100:16 --gbs 1536
 
-test: build
+# Installs the headless Chromium too, so the report's browser tests run (they fail under CI=true without it).
+test: setup-browser build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) --timeout 600
 
 # The report tests with the browser installed (tests/report: DOM checks and a screenshot in headless Chromium).

@@ -78,9 +78,10 @@ const cost::StrategyKey& keyword_row(const std::string& key, const std::string& 
   throw core::InputError(fmt::format("{}: unknown keyword '{}' (strategy keys: {})", where, key, core::join(valid)));
 }
 
-EstimateResult run_estimate(py::object model, py::object cluster, py::object strategy, std::optional<std::int64_t> seq,
+EstimateResult run_estimate(py::object model, py::object cluster, py::object strategy, py::object seq_arg,
                             std::optional<std::string> profile, py::object headroom, std::optional<std::string> engine,
                             const py::kwargs& keys) {
+  const auto seq = opt_int_arg(seq_arg, core::limits::kSeq, "--seq");
   if (py::isinstance<PlanHandle>(strategy)) strategy = py::cast(strategy.cast<std::shared_ptr<PlanHandle>>()->r.top.front().strategy);
   EstimateResult r;
   r.m = as_model(model, seq);
@@ -129,11 +130,17 @@ constexpr const char* kSimulateDoc = R"(Simulate one training iteration task by 
 Returns a strata.Simulation (iteration_time_s, analytical_iteration_time_s, bubble_fraction, fits,
 peak_memory_bytes per device; to_dict() equals `strata simulate --json`). The GIL is released.)";
 
-SimulationResult run_simulate(py::object model, py::object cluster, py::object strategy,
-                              std::optional<std::int64_t> seq, std::optional<int> iterations,
-                              std::optional<double> overlap_slowdown, std::optional<double> bucket_mb,
+SimulationResult run_simulate(py::object model, py::object cluster, py::object strategy, py::object seq_arg,
+                              py::object iterations_arg, py::object overlap_arg, py::object bucket_arg,
                               std::optional<std::string> trace, std::optional<std::string> profile,
                               py::object headroom) {
+  namespace lim = core::limits;
+  const auto seq = opt_int_arg(seq_arg, lim::kSeq, "--seq");
+  const auto iterations_v = opt_int_arg(iterations_arg, lim::kIterations, "--iterations");
+  const std::optional<int> iterations =
+      iterations_v ? std::optional<int>(static_cast<int>(*iterations_v)) : std::nullopt;
+  const auto overlap_slowdown = opt_number_arg(overlap_arg, lim::kOverlapSlowdown, "--overlap-slowdown");
+  const auto bucket_mb = opt_number_arg(bucket_arg, lim::kBucketMib, "--bucket-mb");
   if (py::isinstance<PlanHandle>(model)) {
     const auto h = model.cast<std::shared_ptr<PlanHandle>>();
     if (cluster.is_none()) cluster = py::cast(Cluster{h->c});

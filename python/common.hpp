@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "strata/core/numbers.hpp"
 #include "strata/cost/estimate.hpp"
 #include "strata/cost/profile.hpp"
 #include "strata/cost/strategy.hpp"
@@ -31,6 +32,13 @@ py::object to_python(const nlohmann::ordered_json& j);
 // Python → JSON for dict inputs (model, cluster, strategy, throughputs): dict with str keys, list/tuple, bool,
 // int, float, str, None. InputError "<where>: ..." for anything else.
 nlohmann::json from_python(py::handle o, const std::string& where);
+// Numeric keyword arguments, checked as the CLI checks the flag of the same name (core/numbers.hpp: same range,
+// same words): bool is refused for an int or a number, float for an int, str for either (TypeError); a value out
+// of range is an InputError naming both bounds. `name` is the CLI flag ("--gbs").
+std::int64_t int_arg(py::handle o, core::Range r, const std::string& name);
+std::optional<std::int64_t> opt_int_arg(py::handle o, core::Range r, const std::string& name);  // None → nullopt
+double number_arg(py::handle o, core::Range r, const std::string& name);
+std::optional<double> opt_number_arg(py::handle o, core::Range r, const std::string& name);
 // core::dump_json — the text the CLI's --json prints (without the final newline).
 std::string dump(const nlohmann::ordered_json& j);
 

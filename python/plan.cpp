@@ -99,8 +99,7 @@ std::string plan_doc() {
 // The options of one strata.plan call besides model, cluster and the strategy keys.
 struct PlanCall {
   py::object gbs;
-  std::optional<std::int64_t> seq;
-  int top = 5, threads = 1, max_tp = 0, max_pp = 0;
+  py::object seq, top, threads, max_tp, max_pp;  // checked in run_plan with the CLI's ranges and words
   std::string space, placement;
   std::optional<std::string> profile;
   py::object headroom, progress;
@@ -213,18 +212,19 @@ void run_uniform(PlanHandle& h, const PlanCall& a, const plan::PlanOptions& run)
 std::shared_ptr<PlanHandle> run_plan(py::object model, py::object cluster, const PlanCall& a,
                                      const py::kwargs& keys) {
   check_plan_call(a);
+  namespace lim = core::limits;
   auto h = std::make_shared<PlanHandle>();
-  h->m = as_model(model, a.seq);
+  h->m = as_model(model, opt_int_arg(a.seq, lim::kSeq, "--seq"));
   h->c = as_cluster(cluster);
   plan::PlanOptions& opt = h->opt;
+  // Every number checked first, with the CLI's flags' ranges and words (core/numbers.hpp); gbs: 'auto' or an int
+  // (its range, >= 1 and gbs·seq <= 2^53, in plan::check_plan_options, whose words the CLI's --gbs shares).
   const bool auto_gbs = py::isinstance<py::str>(a.gbs) && a.gbs.cast<std::string>() == "auto";
-  if (!auto_gbs && !py::isinstance<py::int_>(a.gbs))
-    throw core::InputError("plan: --gbs: expected a global batch size >= 1 or 'auto'");
-  opt.global_batch = auto_gbs ? 0 : a.gbs.cast<std::int64_t>();
-  opt.top_k = a.top;
-  opt.threads = a.threads;
-  opt.max_tp = a.max_tp;
-  opt.max_pp = a.max_pp;
+  opt.global_batch = auto_gbs ? 0 : int_arg(a.gbs, {-9.2e18, 9.2e18}, "plan: --gbs");
+  opt.top_k = static_cast<int>(int_arg(a.top, lim::kTop, "--top"));
+  opt.threads = static_cast<int>(int_arg(a.threads, lim::kThreads, "--threads"));
+  opt.max_tp = static_cast<int>(int_arg(a.max_tp, lim::kDegreeCap, "--max-tp"));
+  opt.max_pp = static_cast<int>(int_arg(a.max_pp, lim::kDegreeCap, "--max-pp"));
   plan::check_plan_options(opt, *h->m, /*skip_global_batch=*/auto_gbs);
   opt.space = plan::parse_space(a.space, "plan: --space");
   opt.placement = plan::parse_placement_mode(a.placement, "plan: --placement");
@@ -344,8 +344,9 @@ strata.estimate(), strata.simulate() and strata.export() accept as the strategy.
   static const std::string doc = plan_doc();
   mod.def(
       "plan",
-      [](py::object model, py::object cluster, py::object gbs, std::optional<std::int64_t> seq, int top,
-         const std::string& space, const std::string& placement, int threads, int max_tp, int max_pp,
+      [](py::object model, py::object cluster, py::object gbs, py::object seq, py::object top,
+         const std::string& space, const std::string& placement, py::object threads, py::object max_tp,
+         py::object max_pp,
          std::optional<std::string> profile, py::object memory_headroom, std::optional<double> memory_budget,
          bool per_stage, const std::string& objective, double budget, const std::string& stage_schedule,
          std::map<std::string, double> prices, bool layerwise, py::object progress,

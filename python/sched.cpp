@@ -21,13 +21,23 @@ struct AllocationResult {
 };
 
 AllocationResult run_allocate(py::object throughputs, const std::string& policy, bool space_sharing,
-                              bool placement_sensitive, bool water_filling, const std::string& price, double budget,
-                              bool from_planner) {
+                              bool placement_sensitive, bool water_filling, const std::string& price,
+                              py::object budget_arg, bool from_planner) {
   AllocationResult r;
+  // -1 (the default) = no budget; anything else is a budget in $ within the CLI's range (core/numbers.hpp).
+  const bool numeric = !py::isinstance<py::bool_>(budget_arg) &&
+                       (py::isinstance<py::int_>(budget_arg) || py::isinstance<py::float_>(budget_arg));
+  const bool no_budget = numeric && budget_arg.cast<double>() == -1.0;
+  const double budget = no_budget ? -1.0 : number_arg(budget_arg, core::limits::kBudget, "--budget");
+  if (!no_budget && policy.find("makespan-budget") == std::string::npos)  // the CLI's check and words (cmd_sched)
+    throw core::InputError(fmt::format("--budget: applies to the makespan-budget policy only, not to '{}'", policy));
   r.policy = sched::parse_policy(policy);
   const std::string origin = py::isinstance<py::str>(throughputs) ? throughputs.cast<std::string>() : "throughputs dict";
   if (py::isinstance<py::str>(throughputs)) r.p = sched::load_problem(origin, /*require_workers=*/true);
-  else r.p = sched::problem_from_json(from_python(throughputs, ""), origin, /*require_workers=*/true);
+  else {
+    const core::StrictJsonIntegers strict;  // a dict's 2.0 for an int is refused, as in strata.Model.from_dict
+    r.p = sched::problem_from_json(from_python(throughputs, ""), origin, /*require_workers=*/true);
+  }
   r.opt.space_sharing = space_sharing;
   r.opt.placement_sensitive = placement_sensitive;
   r.opt.water_filling = water_filling;
@@ -73,7 +83,7 @@ Returns a strata.Allocation (allocation {job: {type: X}}, effective_throughput, 
 to_dict() equals `strata allocate --json`). The GIL is released while it solves.)",
           py::arg("throughputs"), py::arg("policy") = "max-min-fairness", py::kw_only(),
           py::arg("space_sharing") = false, py::arg("placement_sensitive") = false, py::arg("water_filling") = true,
-          py::arg("price") = "on-demand", py::arg("budget") = -1.0, py::arg("from_planner") = false);
+          py::arg("price") = "on-demand", py::arg("budget") = -1, py::arg("from_planner") = false);
 }
 
 }  // namespace

@@ -25,11 +25,13 @@ docs/models.md). Every function taking a model also takes the name, path or dict
             return Model{std::make_shared<model::Model>(model::load_model_file(path))}; }, py::arg("path"),
           "A model JSON file (docs/models.md).")
       .def_static("from_dict", [](const py::dict& d, const std::string& origin) {
+            const core::StrictJsonIntegers strict;  // 2.0 for an int is a TypeError-like InputError, not coerced
             return Model{std::make_shared<model::Model>(model::model_from_json(from_python(d, ""), origin))};
           }, py::arg("d"), py::arg("origin") = "model dict",
           "A model from the content of a model file; `origin` names it in error messages.")
-      .def("with_seq", [](const Model& self, std::int64_t seq) {
-            return Model{std::make_shared<model::Model>(model::with_seq(*self.m, seq))}; }, py::arg("seq"),
+      .def("with_seq", [](const Model& self, py::object seq) {
+            const auto n = int_arg(seq, core::limits::kSeq, "--seq");
+            return Model{std::make_shared<model::Model>(model::with_seq(*self.m, n))}; }, py::arg("seq"),
           "A copy with another sequence length (transformer models only).")
       .def_property_readonly("name", [](const Model& self) { return self.m->name; })
       .def_property_readonly("family", [](const Model& self) { return self.m->family; })
@@ -63,6 +65,7 @@ Cluster.from_file(path), Cluster.from_dict(d).)")
             return Cluster{std::make_shared<hw::Cluster>(hw::load_cluster_file(path, catalog()))}; },
           py::arg("path"), "A cluster JSON file (docs/clusters.md).")
       .def_static("from_dict", [](const py::dict& d, const std::string& origin) {
+            const core::StrictJsonIntegers strict;
             return Cluster{std::make_shared<hw::Cluster>(hw::cluster_from_json(from_python(d, ""), origin,
                                                                                catalog()))};
           }, py::arg("d"), py::arg("origin") = "cluster dict",

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "io.hpp"
 #include "strata/core/json.hpp"
 #include "strata/core/text.hpp"
 #include "strata/hw/cluster.hpp"
@@ -212,9 +213,10 @@ void register_describe_command(CLI::App& app) {
   cmd->add_option("--cluster", opt->cluster,
                   "Cluster: preset (dgx-a100), '<node-type>:<count>[+...]' (p3.8xlarge:3+g4dn.12xlarge:1) or a "
                   "cluster JSON file (docs/clusters.md)");
-  CLI::Option* seq = cmd->add_option("--seq", opt->seq, "Sequence length override (text transformer models only; default: the model's)");
+  CLI::Option* seq = cmd->add_option("--seq", opt->seq, "Sequence length override (text transformer models only; default: the model's)")
+      ->check(integer_in(core::limits::kSeq));
   cmd->add_option("--mbs", opt->mbs, "Micro-batch size for the per-layer numbers (default 1)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(core::limits::kMbs));
   cmd->add_flag("--json", opt->json, "Print JSON (keys: params, num_layers, layers[], cluster{}) instead of tables");
   cmd->callback([opt, seq] {
     opt->seq_given = seq->count() > 0;

@@ -12,6 +12,7 @@
 #include "engine_flag.hpp"
 #include "export_hooks.hpp"
 #include "plan_source.hpp"
+#include "io.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/json.hpp"
 #include "strata/core/text.hpp"
@@ -32,7 +33,7 @@ void write_output(const exporter::ExportFile& f, const std::string& out) {
     return;
   }
   std::error_code ec;
-  std::filesystem::create_directories(out, ec);
+  std::filesystem::create_directory(out, ec);  // one level: check_output_dir refused a missing parent up front
   const std::string path = (std::filesystem::path(out) / f.name).string();
   std::ofstream file(path, std::ios::binary);
   if (!file) throw core::InputError(fmt::format("export: --out: cannot write '{}'", path));
@@ -49,6 +50,7 @@ void run_export(const ExportArgs& a) {
   const core::Json plan = core::load_json_file(a.plan);
   const model::Model& m = ctx.model;
   const hw::Cluster& c = ctx.cluster;
+  check_output_dir(a.out, "export: --out");
   const auto s = cost::complete_strategy(cost::load_strategy_file(a.plan), m, c);
   // --engine, else the engine the plan was searched for (plan --engine), names the profile; --to defaults to it.
   std::string engine = a.engine;

@@ -155,6 +155,7 @@ void run_plan(PlanArgs& a) {
   const auto catalog = hw::builtin_catalog();
   const auto c = hw::resolve_cluster(a.cluster, catalog);
   check_plan_args(a, m);
+  check_per_stage_prices(a.per_stage, c);
   plan::PlanOptions opt;
   opt.global_batch = a.gbs;
   opt.space = plan::parse_space(a.space, "plan: --space");
@@ -250,8 +251,10 @@ void run_plan(PlanArgs& a) {
   fmt::print(out, "Baselines (vs best = baseline time / best time = the best plan's speedup):\n{}\n",
              core::render_table(header, rows));
   for (const auto& b : r.baselines)
-    if (b.found)
-      fmt::print(out, "best plan is {:.2f}x faster than {}\n", b.estimate.iteration_time_s / best, b.name);
+    if (b.found)  // a model that costs nothing (0 s per iteration) has no speedup to print, not "nanx"
+      fmt::print(out, "{}\n", best > 0 ? fmt::format("best plan is {:.2f}x faster than {}",
+                                                     b.estimate.iteration_time_s / best, b.name)
+                                       : fmt::format("best plan and {} both take 0 s per iteration", b.name));
   fmt::print(out, "\nsearch: {} configurations, {} costed, {} pruned by the lower bound, {:.3f} s\n", r.space_size,
              r.evaluated, r.pruned_by_bound, r.search_time_s);
   fmt::print(out, "best strategy: {}\n", best_strategy_text(c, r.top.front().strategy));
@@ -333,8 +336,8 @@ void register_plan_command(CLI::App& app) {
                 "Galvatron-BMW: a strategy per layer inside each stage (tp, DP or ZeRO-3, recompute, tp order) "
                 "chosen by a DP over (layer, memory, previous layout), stages balanced for memory and time; prints "
                 "the per-layer choices next to the best uniform plan (docs/planner.md §Per-layer strategies)");
-  cmd->add_option("--seq", a->seq, "Sequence length (default: the model's)");
-  cmd->add_option("--top", a->top, "How many plans to list (default 5)");
+  cmd->add_option("--seq", a->seq, "Sequence length (default: the model's)")->check(integer_in(core::limits::kSeq));
+  cmd->add_option("--top", a->top, "How many plans to list (default 5)")->check(integer_in(core::limits::kTop));
   cmd->add_option("--dtype", a->dtype,
                   "Training precision recipe: fp32, tf32, fp16, bf16 (default) or fp8 (data/precision_recipes.json: "
                   "bytes per parameter, gradient and optimizer state, activation bytes)");
@@ -365,9 +368,12 @@ void register_plan_command(CLI::App& app) {
                   "How the top plans are ordered: margin (default) = among the plans within 2% of the fastest, the "
                   "one with the most memory margin first (the 'margin' column: usable memory its fullest GPU leaves "
                   "free); fastest = by predicted time only (docs/planner.md §Ranking)");
-  cmd->add_option("--threads", a->threads, "Worker threads (default 1; results are identical for any count)");
-  cmd->add_option("--max-tp", a->max_tp, "Largest tensor-parallel degree to consider (0 = no limit)");
-  cmd->add_option("--max-pp", a->max_pp, "Largest pipeline-parallel degree to consider (0 = no limit)");
+  cmd->add_option("--threads", a->threads, "Worker threads (default 1; results are identical for any count)")
+      ->check(integer_in(core::limits::kThreads));
+  cmd->add_option("--max-tp", a->max_tp, "Largest tensor-parallel degree to consider (0 = no limit)")
+      ->check(integer_in(core::limits::kDegreeCap));
+  cmd->add_option("--max-pp", a->max_pp, "Largest pipeline-parallel degree to consider (0 = no limit)")
+      ->check(integer_in(core::limits::kDegreeCap));
   cmd->add_option("--profile", a->profile, "Measured profile JSON (`strata profile`) overriding the roofline");
   add_memory_headroom_option(cmd, &a->memory_headroom, &a->memory_headroom_given,
                              "a stage fits when its memory <= capacity - headroom");
@@ -378,9 +384,12 @@ void register_plan_command(CLI::App& app) {
   cmd->add_option("--trials", a->trials,
                   "Run the top K predicted plans for real on local processes (libtorch + Gloo, CPU; one process "
                   "per device of the cluster, so use a small cluster such as examples/cluster_cpu_local.json and a "
-                  "small GPT such as small-gpt) and re-rank them by measured time (AMP Algorithm 1). Default 0");
-  cmd->add_option("--trial-steps", a->trial_steps, "Steps per trial run (default 4; the first is warm-up)");
-  cmd->add_option("--trial-timeout", a->trial_timeout_s, "Seconds before a hung trial is stopped (default 120)");
+                  "small GPT such as small-gpt) and re-rank them by measured time (AMP Algorithm 1). Default 0")
+      ->check(integer_in({0, 1000}));
+  cmd->add_option("--trial-steps", a->trial_steps, "Steps per trial run (default 4; the first is warm-up)")
+      ->check(integer_in(core::limits::kSteps));
+  cmd->add_option("--trial-timeout", a->trial_timeout_s, "Seconds before a hung trial is stopped (default 120)")
+      ->check(number_in(core::limits::kTimeoutS));
   cmd->add_option("--report", a->report_file,
                   "Write the HTML report of the plan here (as `strata report --plan`; docs/report.md)");
   cmd->add_flag("--oases-blocks", a->oases_blocks,

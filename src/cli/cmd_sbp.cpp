@@ -241,24 +241,38 @@ void register_sbp_command(CLI::App& app) {
   cmd->add_option("--model", a->model, "Transformer: built-in name or model JSON file (blocks + LM head searched)");
   cmd->add_option("--mlp", a->mlp, "Instead of --model: dense layer widths, e.g. 32768,16384,4096,2048,512 (AutoDDL "
                                    "§4.6)");
-  cmd->add_option("--rows", a->rows, "--mlp: rows (batch) of the micro-batch (default 32768)");
+  auto* rows = cmd->add_option("--rows", a->rows, "--mlp: rows (batch) of the micro-batch (default 32768)")
+                   ->check(integer_in({1, 1073741824}));
   cmd->add_option("--cluster", a->cluster, "Cluster preset, 'node-type:count' or JSON file (same GPUs on every node)")
       ->required();
-  cmd->add_option("--gbs", a->gbs, "--model: global batch in samples per iteration");
-  cmd->add_option("--mbs", a->mbs, "--model: samples per micro-batch over all devices (default: one per device)");
-  cmd->add_option("--seq", a->seq, "--model: sequence length (default: the model's)");
+  auto* gbs = cmd->add_option("--gbs", a->gbs, "--model: global batch in samples per iteration")
+                  ->check(integer_in(core::limits::kGbs));
+  auto* mbs = cmd->add_option("--mbs", a->mbs,
+                              "--model: samples per micro-batch over all devices (default: one per device)")
+                  ->check(integer_in(core::limits::kMbs));
+  auto* seq = cmd->add_option("--seq", a->seq, "--model: sequence length (default: the model's)")
+                  ->check(integer_in(core::limits::kSeq));
   cmd->add_option("--dtype", a->dtype, "Precision recipe for bytes per element/parameter (default bf16)");
   cmd->add_option("--search", a->search, "auto (default: exhaustive up to 2e6 strategies, else cd), exhaustive, cd "
                                          "(coordinate descent, random restarts), mh (Metropolis-Hastings)");
   cmd->add_option("--objective", a->objective, "time (default: alpha-beta time on the links) or bytes per device");
-  cmd->add_option("--seed", a->seed, "Seed of cd restarts and mh (default 1; same seed, same output)");
-  cmd->add_option("--restarts", a->restarts, "cd: random restarts (default 256)");
-  cmd->add_option("--mh-steps", a->mh_steps, "mh: proposals (default 20000)");
-  cmd->add_option("--max-p0", a->max_p0, "Cap on the weight replication p0 (AutoDDL §4.5.2; default 0 = none)");
+  cmd->add_option("--seed", a->seed, "Seed of cd restarts and mh (default 1; same seed, same output)")
+      ->check(integer_in(core::limits::kSeed));
+  cmd->add_option("--restarts", a->restarts, "cd: random restarts (default 256)")->check(integer_in({1, 1000000}));
+  cmd->add_option("--mh-steps", a->mh_steps, "mh: proposals (default 20000)")->check(integer_in({1, 100000000}));
+  cmd->add_option("--max-p0", a->max_p0, "Cap on the weight replication p0 (AutoDDL §4.5.2; default 0 = none)")
+      ->check(integer_in({0, 1048576}));
   add_memory_headroom_option(cmd, &a->memory_headroom, &a->memory_headroom_given,
                              "a layout fits when its memory <= capacity - headroom");
   cmd->add_option("--json", a->json_file, "Write the result as JSON here ('-' = stdout, the table goes to stderr)");
-  cmd->callback([a] { run_sbp(*a); });
+  cmd->callback([a, rows, gbs, mbs, seq] {
+    // Each mode's own flags: one given to the other mode was silently unused.
+    if (!a->model.empty() && rows->count() > 0) throw core::InputError("sbp: --rows applies to --mlp, not --model");
+    if (a->model.empty() && !a->mlp.empty())
+      for (const auto* o : {gbs, mbs, seq})
+        if (o->count() > 0) throw core::InputError(fmt::format("sbp: {} applies to --model, not --mlp", o->get_name()));
+    run_sbp(*a);
+  });
 }
 
 }  // namespace strata::cli

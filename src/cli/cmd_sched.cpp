@@ -74,7 +74,7 @@ void add_common(CLI::App* sub, CommonArgs& a) {
                   "How agnostic policies split a job's time over types: proportional (Gavel: by type count) or "
                   "fill-order (types filled in listed order); default per --conventions");
   sub->add_option("--price", a.price, "Price column for cost policies and reports: on-demand (default) or spot");
-  sub->add_option("--budget", a.budget, "makespan-budget: total budget in $");
+  sub->add_option("--budget", a.budget, "makespan-budget: total budget in $")->check(number_in(core::limits::kBudget));
   sub->add_flag("--from-planner", a.from_planner,
                 "Predict each job's throughputs with strata's planner from its \"model\" and \"global_batch\" "
                 "(one best-plan query per model, GPU type and GPU count, cached)");
@@ -102,6 +102,9 @@ PolicyOptions policy_options(const CommonArgs& a) {
   else if (a.price == "spot") o.price = PriceKind::kSpot;
   else throw core::InputError("--price: '" + a.price + "' (valid: on-demand, spot)");
   o.budget_usd = a.budget;
+  if (a.budget >= 0 && a.policy.find("makespan-budget") == std::string::npos)
+    throw core::InputError(fmt::format("--budget: applies to the makespan-budget policy only, not to '{}'",
+                                       core::printable(a.policy)));
   return o;
 }
 
@@ -421,7 +424,7 @@ void register_sched_commands(CLI::App& app) {
       "Simulate a GPU cluster under a policy with Gavel's round-based mechanism and print JCT, makespan, cost, "
       "utilisation and fairness.\n\nExamples:\n  strata schedule --policy max-min-fairness --cluster "
       "\"v100:36,p100:36,k80:36\" --generate \"jobs=500,rate=4,seed=1\"\n  strata schedule --policy fifo --trace "
-      "trace.json --cluster v100:8/8");
+      "examples/sched_throughputs.json --cluster v100:8/8");
   sched->add_option("--cluster", sa->cluster,
                     "GPU types and counts: TYPE:COUNT[/GPUS_PER_SERVER],... (default 4 GPUs per server), e.g. "
                     "\"v100:36,p100:36,k80:36\"");
@@ -441,9 +444,11 @@ void register_sched_commands(CLI::App& app) {
   sched->add_option("--leftover", sa->leftover,
                     "on: jobs not placed by the priority pass run on leftover GPUs (gavel's default); off: only cells "
                     "with X > 0 run (strata)");
-  sched->add_option("--round-s", sa->round_s, "Round length in seconds (default 360 = 6 min)");
+  sched->add_option("--round-s", sa->round_s, "Round length in seconds (default 360 = 6 min)")
+      ->check(number_in(core::limits::kRoundS));
   sched->add_option("--restart-s", sa->restart_s,
-                    "Checkpoint+restore cost when a job's lease is not renewed, seconds (default 5)");
+                    "Checkpoint+restore cost when a job's lease is not renewed, seconds (default 5)")
+      ->check(number_in({0, core::limits::kRoundS.hi}));
   sched->add_option("--reallocate", sa->reallocate,
                     "When to re-solve the policy: on-change (arrival/completion, default) or every-round");
   sched->add_option("--measure", sa->measure, "Jobs (arrival order) the metrics cover, FROM:TO (default all)");
@@ -468,9 +473,11 @@ void register_sched_commands(CLI::App& app) {
                     "of every command run)");
   sched->add_option("--slurm-rounds", sa->slurm_rounds,
                     "With --backend slurm: stop after this many rounds and cancel what is left (default: run until "
-                    "every job is done)");
+                    "every job is done)")
+      ->check(integer_in({0, 1000000}));
   sched->add_option("--slurm-timeout", sa->slurm_timeout_s,
-                    "With --backend slurm: seconds each Slurm command may take (default 30)");
+                    "With --backend slurm: seconds each Slurm command may take (default 30)")
+      ->check(number_in(core::limits::kTimeoutS));
   sched->add_flag("--no-price-switching", sa->no_price_switching,
                   "With --price-trace: keep each decision's prices until the job set changes (bill at the trace's)");
   add_common(sched, *sa);

@@ -171,6 +171,7 @@ void register_simulate_command(CLI::App& app) {
       "Examples:\n"
       "  strata simulate --model gpt3-175b --cluster dgx-a100:128 \\\n"
       "      --strategy \"tp=8,pp=16,dp=8,mbs=1,gbs=1536\" --trace gpt3.json\n"
+      "  strata plan --model gpt2-small --cluster dgx-a100:1 --gbs 8 --json plan.json\n"
       "  strata simulate --plan plan.json --json\n"
       "Schedules: gpipe, 1f1b, interleaved (v>1), pipedream, 2bw (see docs/simulator.md).");
   cmd->add_option("--plan", a->plan, "Plan file from `strata plan --json` (simulates its best strategy; model and "
@@ -180,20 +181,23 @@ void register_simulate_command(CLI::App& app) {
   cmd->add_option("--strategy", a->strategy, "Strategy as key=value pairs (docs/strategy.md), e.g. "
                                              "\"dp=2,tp=4,pp=2,gbs=64,schedule=1f1b\"");
   cmd->add_option("--strategy-file", a->strategy_file, "Strategy JSON file (or a plan file)");
-  add_engine_option(cmd, &a->engine, "simulate the strategy with its stack traits; exit 2 naming what it cannot run");
-  cmd->add_option("--seq", a->seq, "Sequence length (default: the model's, or the plan's)");
+  cmd->add_option("--seq", a->seq, "Sequence length (default: the model's, or the plan's)")
+      ->check(integer_in(core::limits::kSeq));
   cmd->add_option("--iterations", a->iterations,
                   "Batches to simulate (default 1 for flush schedules; 4 for pipedream/2bw, whose iteration time is "
-                  "the steady state between batch 1 and batch N-1)");
+                  "the steady state between batch 1 and batch N-1)")
+      ->check(integer_in(core::limits::kIterations));
   cmd->add_option("--trace", a->trace, "Write a Chrome trace-event JSON here (one process per GPU, threads for the "
                                        "compute and communication streams; open in Perfetto)");
   cmd->add_option("--overlap-slowdown", a->overlap_slowdown,
-                  "Compute slowdown while DP traffic overlaps it (default: the cost model's constant, 1.3)");
+                  "Compute slowdown while DP traffic overlaps it (default: the cost model's constant, 1.3)")
+      ->check(number_in(core::limits::kOverlapSlowdown));
   cmd->add_option("--profile", a->profile,
                   "Measured profile JSON (`strata profile`): task durations from its rows, as in `strata estimate`");
   cmd->add_option("--bucket-mb", a->bucket_mib,
                   "DP gradient bucket size in MiB, as in `strata run` (default: the cost model's dp_bucket_bytes, "
-                  "50e6 bytes = 47.7 MiB; at most 16 buckets per chunk)");
+                  "50e6 bytes = 47.7 MiB; at most 16 buckets per chunk)")
+      ->check(number_in(core::limits::kBucketMib));
   add_memory_headroom_option(cmd, &a->memory_headroom, &a->memory_headroom_given,
                              "a device whose simulated peak exceeds the rest is reported as not fitting");
   cmd->add_flag("--full", a->full,

@@ -42,6 +42,38 @@ void check_output_path(const std::string& path, const std::string& flag) {
     fail(std::strerror(errno));
 }
 
+void check_output_dir(const std::string& dir, const std::string& flag) {
+  if (dir == "-") return;
+  namespace fs = std::filesystem;
+  auto fail = [&](const std::string& why) {
+    throw core::InputError(fmt::format("{}: cannot write into '{}' ({})", flag, core::printable(dir), why));
+  };
+  if (dir.empty()) fail("empty path");
+  std::error_code ec;
+  if (fs::exists(dir, ec)) {
+    if (!fs::is_directory(dir, ec)) fail("not a directory");
+    if (::access(dir.c_str(), W_OK) != 0) fail(std::strerror(errno));
+    return;
+  }
+  // A new directory is created one level deep only: its parent must exist, as for every output file, so that a
+  // typo does not build a tree of directories (from `/` up).
+  fs::path p(dir);
+  if (!p.has_filename()) p = p.parent_path();  // "out/" names the directory out
+  const fs::path parent = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  if (!fs::is_directory(parent, ec)) fail(fmt::format("no directory '{}'", core::printable(parent.string())));
+  if (::access(parent.c_str(), W_OK) != 0) fail(std::strerror(errno));
+}
+
+CLI::Validator number_in(core::Range r) {
+  return CLI::Validator([r](std::string& text) { return core::number_text_problem(text, r); },
+                        fmt::format("NUMBER in [{}, {}]", core::format_bound(r.lo), core::format_bound(r.hi)));
+}
+
+CLI::Validator integer_in(core::Range r) {
+  return CLI::Validator([r](std::string& text) { return core::integer_text_problem(text, r); },
+                        fmt::format("INT in [{}, {}]", core::format_bound(r.lo), core::format_bound(r.hi)));
+}
+
 void write_output(const std::string& path, const std::string& text, const std::string& flag) {
   if (path == "-") {
     std::fwrite(text.data(), 1, text.size(), stdout);
@@ -52,6 +84,39 @@ void write_output(const std::string& path, const std::string& text, const std::s
   if (!f) throw core::InputError(fmt::format("{}: cannot write '{}'", flag, core::printable(path)));
   f << text;
   if (!f) throw core::InputError(fmt::format("{}: error writing '{}'", flag, core::printable(path)));
+}
+
+namespace {
+// Notes for stderr that hold only if the command succeeds (printed by parse_and_run after it returns, so that an
+// error stays the one line of stderr).
+std::string& notes_after_success() {
+  static std::string notes;
+  return notes;
+}
+
+// Whether two cluster specs name the same cluster ("dgx-a100" and "dgx-a100:1" do): compared resolved.
+bool same_cluster(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  try {
+    const auto cat = hw::builtin_catalog();
+    const auto ca = hw::resolve_cluster(a, cat), cb = hw::resolve_cluster(b, cat);
+    return ca.name == cb.name && ca.num_devices() == cb.num_devices();
+  } catch (const core::InputError&) {
+    return false;
+  }
+}
+}  // namespace
+
+void check_plan_agrees(const PlanInputs& in, const PlanFlags& f) {
+  if (!in.model.empty() && f.model && f.model->name != in.model)
+    throw core::InputError(fmt::format("{}: --model {}: the plan file {} was made for model '{}' (leave --model out "
+                                       "to use it, or plan again for this model)",
+                                       f.command, core::printable(f.model->name), core::printable(f.plan_path),
+                                       core::printable(in.model)));
+  if (!in.cluster.empty() && !f.cluster.empty() && !same_cluster(in.cluster, f.cluster))
+    notes_after_success() += fmt::format("note: the plan file {} was made for cluster {}; its strategy was used on {} "
+                                         "as --cluster says\n", core::printable(f.plan_path),
+                                         core::printable(in.cluster), core::printable(f.cluster));
 }
 
 PlanInputs plan_file_inputs(const std::string& path) {
@@ -90,9 +155,20 @@ std::string one_line(const char* what) {
 int parse_and_run(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
+    std::fflush(stdout);
+    if (!notes_after_success().empty()) fmt::print(stderr, "{}", notes_after_success());
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : core::kInputErrorExitCode;
+    // A flag error is one line like any other input error (CLI11's own report adds a second, "Run with --help").
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::fflush(stdout);
+    fmt::print(stderr, "strata: error: {}\n", one_line(e.what()));
+    return core::kInputErrorExitCode;
   } catch (const core::InputError& e) {
     std::fflush(stdout);
     fmt::print(stderr, "strata: error: {}\n", one_line(e.what()));

@@ -3,7 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "io.hpp"
 #include "strata/core/error.hpp"
+#include "strata/core/numbers.hpp"
 #include "strata/core/text.hpp"
 #include "strata/plan/stage_search.hpp"
 
@@ -17,7 +21,8 @@ void add_per_stage_options(CLI::App* cmd, PerStageArgs& a) {
   cmd->add_option("--objective", a.objective,
                   "Per-stage objective: fastest (default), cheapest ($/sample of the GPUs used, "
                   "data/gpu_prices.json), budget (fastest costing at most --budget $/hour)");
-  cmd->add_option("--budget", a.budget_usd_per_hour, "Per-stage objective budget: most $/hour of the GPUs used");
+  cmd->add_option("--budget", a.budget_usd_per_hour, "Per-stage objective budget: most $/hour of the GPUs used")
+      ->check(number_in(core::limits::kBudget));
   cmd->add_option("--stage-schedule", a.schedule, "Per-stage schedule: 1f1b (default), gpipe, pipedream, 2bw");
   cmd->add_option("--price", a.prices, "GPU price TYPE=USD_PER_HOUR (repeatable; overrides data/gpu_prices.json)");
 }
@@ -38,13 +43,23 @@ void check_per_stage_args(const PerStageArgs& a) {
         "plan: --stage-schedule: interleaved is not a per-stage schedule (gpipe, 1f1b, pipedream, 2bw)");
   for (const auto& p : a.prices) {
     const auto eq = p.find('=');
-    double v = -1;
-    try {
-      if (eq != std::string::npos) v = std::stod(p.substr(eq + 1));
-    } catch (const std::exception&) {
-    }
-    if (eq == std::string::npos || eq == 0 || !(v > 0))
-      throw core::InputError(fmt::format("plan: --price: '{}' is not TYPE=USD_PER_HOUR (e.g. v100-16gb=3.06)", p));
+    if (eq == std::string::npos || eq == 0)
+      throw core::InputError(fmt::format("plan: --price: '{}' is not TYPE=USD_PER_HOUR (e.g. v100-16gb=3.06)",
+                                         core::printable(p)));
+    // The one numeric check (core/numbers.hpp): finite, > 0 and at most $1 M per GPU-hour.
+    core::parse_number(p.substr(eq + 1), core::limits::kPricePerHour,
+                       fmt::format("plan: --price {}", core::printable(p.substr(0, eq))));
+  }
+}
+
+void check_per_stage_prices(const PerStageArgs& a, const hw::Cluster& c) {
+  std::vector<std::string> types;
+  for (const auto& g : c.gpu_types) types.push_back(g.name);
+  for (const auto& p : a.prices) {
+    const std::string type = core::to_lower(p.substr(0, p.find('=')));
+    if (std::find(types.begin(), types.end(), type) == types.end())
+      throw core::InputError(fmt::format("plan: --price: GPU type '{}' is not in the cluster (its types: {})",
+                                         core::printable(type), core::join(types)));
   }
 }
 
@@ -61,6 +76,7 @@ nlohmann::ordered_json run_per_stage(const PerStageArgs& a, const model::Model& 
   so.objective = plan::parse_stage_objective(a.objective, "plan: --objective");
   so.budget_usd_per_hour = a.budget_usd_per_hour;
   so.schedule = cost::parse_schedule(a.schedule, "plan: --stage-schedule");
+  check_per_stage_prices(a, c);
   for (const auto& p : a.prices) {
     const auto eq = p.find('=');
     so.usd_per_gpu_hour[core::to_lower(p.substr(0, eq))] = std::stod(p.substr(eq + 1));

@@ -23,6 +23,10 @@ void add_per_stage_options(CLI::App* cmd, PerStageArgs& a);
 void check_per_stage_args(const PerStageArgs& a);
 // Runs the search and prints it to `out`; returns the plan file's "per_stage" object and, when `found` is given,
 // the per-stage plan as a candidate (label "per-stage (objective …)").
+// Every --price TYPE names a GPU type of the cluster (a typo or a type the cluster lacks is an InputError listing
+// the cluster's types, not a price silently unused). Run once the cluster is known, before any search.
+void check_per_stage_prices(const PerStageArgs& a, const hw::Cluster& c);
+// Runs the search and prints it to `out`; returns the plan file's "per_stage" object.
 nlohmann::ordered_json run_per_stage(const PerStageArgs& a, const model::Model& m, const hw::Cluster& c,
                                      const plan::PlanOptions& opt, const plan::Candidate& best_uniform,
                                      std::FILE* out, plan::Candidate* found = nullptr);

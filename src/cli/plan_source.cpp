@@ -1,6 +1,8 @@
 // cli/plan_source: embedded model/cluster definitions and the shared plan-file reader (plan_source.hpp).
 #include "plan_source.hpp"
 
+#include "io.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -62,6 +64,11 @@ PlanContext resolve_plan_context(const std::string& path, const PlanContextFlags
     out.cluster = hw::cluster_from_json(plan["cluster_definition"], path + ": cluster_definition", catalog);
   else if (auto name = core::opt_string(plan, "cluster", w)) out.cluster = hw::resolve_cluster(*name, catalog);
   else throw core::InputError(fmt::format("{}: --cluster is required ({})", f.command, f.missing));
+  // A --model other than the plan's is refused; another --cluster is noted (cli/io.hpp check_plan_agrees).
+  if (!path.empty())
+    check_plan_agrees({core::opt_string(plan, "model", w).value_or(""), core::opt_string(plan, "cluster", w).value_or(""),
+                       std::nullopt},
+                      {f.command, path, f.model.empty() ? nullptr : &out.model, f.cluster});
   const std::optional<std::int64_t> seq = f.seq ? f.seq : core::opt_positive_int(plan, "seq", w);
   if (seq && *seq != out.model.seq) out.model = model::with_seq(out.model, *seq);
   return out;

@@ -7,11 +7,11 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 #include <vector>
 
 #include "strata/core/error.hpp"
+#include "strata/core/numbers.hpp"
 #include "strata/core/text.hpp"
 
 namespace strata::core {
@@ -76,6 +76,28 @@ std::optional<std::pair<std::size_t, std::string>> first_duplicate_key(std::stri
     else if ((ch == '}' || ch == ']') && !stack.empty()) stack.pop_back();
     else if (ch == ',' && !stack.empty() && stack.back().object) stack.back().expect_key = true;
     ++i;
+  }
+  return std::nullopt;
+}
+
+// In JSON text, the byte offset of the first bracket that opens level limits::kMaxJsonDepth + 1, if any. Checked before
+// nlohmann builds the tree: its copies, comparisons and our walkers recurse once per level, so a document nested
+// 30,000 deep would overflow the stack later (and a deep tree is never a real model, cluster or plan).
+std::optional<std::size_t> too_deep_at(std::string_view text) {
+  std::size_t depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (in_string) {
+      if (ch == '\\') ++i;
+      else if (ch == '"') in_string = false;
+    } else if (ch == '"') {
+      in_string = true;
+    } else if (ch == '{' || ch == '[') {
+      if (++depth > limits::kMaxJsonDepth) return i;
+    } else if ((ch == '}' || ch == ']') && depth > 0) {
+      --depth;
+    }
   }
   return std::nullopt;
 }
@@ -150,6 +172,11 @@ void JsonObjectWriter::array_end() {
 void JsonObjectWriter::close() { out_ += first_ ? "{}" : "\n}"; }
 
 Json parse_json_text(std::string_view text, const std::string& origin) {
+  if (const auto at = too_deep_at(text)) {
+    const auto [line, col] = line_column(text, *at + 1);
+    throw InputError(fmt::format("{}:{}:{}: nested deeper than {} levels of objects and arrays", origin, line, col,
+                                 limits::kMaxJsonDepth));
+  }
   try {
     Json value = Json::parse(text.begin(), text.end());
     if (const auto dup = first_duplicate_key(text)) {
@@ -168,14 +195,32 @@ Json parse_json_text(std::string_view text, const std::string& origin) {
 }
 
 std::string read_text_file(const std::string& path) {
+  namespace fs = std::filesystem;
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError(fmt::format("{}: is a directory, not a file", path));
+  const auto st = fs::status(path, ec);
+  if (fs::is_directory(st)) throw InputError(fmt::format("{}: is a directory, not a file", printable(path)));
+  if (!fs::exists(st)) throw InputError(fmt::format("{}: cannot open file", printable(path)));
+  // A FIFO, a device or a socket may block forever (a FIFO without a writer) or never end (/dev/zero): refused
+  // before opening, whatever command reads it.
+  if (!fs::is_regular_file(st))
+    throw InputError(fmt::format("{}: is not a regular file (a device, FIFO or socket); give a file", printable(path)));
+  const auto size = fs::file_size(path, ec);
+  if (!ec && size > limits::kMaxInputFileBytes)
+    throw InputError(fmt::format("{}: file of {} bytes is too large (at most {} bytes, {} MiB)", printable(path), size,
+                                 limits::kMaxInputFileBytes, limits::kMaxInputFileBytes >> 20));
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open file", path));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw InputError(fmt::format("{}: cannot read file", path));
-  return ss.str();
+  if (!in) throw InputError(fmt::format("{}: cannot open file", printable(path)));
+  // Read with the cap as well: the file may grow between the size check and the read.
+  std::string out;
+  char buf[65536];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    out.append(buf, static_cast<std::size_t>(in.gcount()));
+    if (out.size() > limits::kMaxInputFileBytes)
+      throw InputError(
+          fmt::format("{}: file is too large (at most {} bytes)", printable(path), limits::kMaxInputFileBytes));
+  }
+  if (in.bad()) throw InputError(fmt::format("{}: cannot read file", printable(path)));
+  return out;
 }
 
 Json load_json_file(const std::string& path) { return parse_json_text(read_text_file(path), path); }
@@ -211,10 +256,24 @@ double as_number(const Json& v, const JsonWhere& w) {
   if (!v.is_number()) fail(w, fmt::format("expected a number, got {}", type_name(v)));
   const double x = v.get<double>();
   if (!std::isfinite(x)) fail(w, "must be finite");
+  const double mag = std::fabs(x);
+  if (mag != 0 && (mag > kMaxJsonMagnitude || mag < kMinJsonMagnitude))
+    fail(w, fmt::format("must be 0 or of magnitude >= {} and <= {}, got {}", kMinJsonMagnitude, kMaxJsonMagnitude,
+                        x));
   return x;
 }
 std::int64_t as_int(const Json& v, const JsonWhere& w) {
-  if (v.is_number_integer()) return v.get<std::int64_t>();
+  constexpr std::int64_t kMaxExact = std::int64_t{1} << 53;  // beyond it a double (JSON) loses integers
+  if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxExact))
+    fail(w, fmt::format("must be an integer >= {} and <= {}, got {}", -kMaxExact, kMaxExact, v.dump()));
+  if (v.is_number_integer()) {
+    const auto x = v.get<std::int64_t>();
+    if (x > kMaxExact || x < -kMaxExact)
+      fail(w, fmt::format("must be an integer >= {} and <= {}, got {}", -kMaxExact, kMaxExact, x));
+    return x;
+  }
+  if (v.is_number_float() && strict_json_integers())
+    fail(w, fmt::format("expected an integer, got the float {}", v.dump()));
   if (v.is_number_float()) {
     const double x = v.get<double>();
     if (std::isfinite(x) && x == std::floor(x) && std::fabs(x) < 9.0e15) return static_cast<std::int64_t>(x);

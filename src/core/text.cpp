@@ -14,12 +14,16 @@
 namespace strata::core {
 namespace {
 std::string scaled(double value, const char* const* units, int n_units, double step) {
+  // Inputs are range-checked (core/numbers.hpp), so these are guards: a non-finite value or one beyond 10^6 of the
+  // largest unit prints in a few characters, never as "nan", "inf" or a 300-digit number.
+  if (!std::isfinite(value)) return fmt::format("(not finite) {}", units[0]);
   int i = 0;
   double v = value;
   while (std::fabs(v) >= step && i + 1 < n_units) {
     v /= step;
     ++i;
   }
+  if (std::fabs(v) >= 1e6) return fmt::format("{:.3g} {}", v, units[i]);
   if (std::fabs(v) >= 100 || i == 0) return fmt::format("{:.0f} {}", v, units[i]);
   if (std::fabs(v) >= 10) return fmt::format("{:.1f} {}", v, units[i]);
   return fmt::format("{:.2f} {}", v, units[i]);
@@ -31,6 +35,8 @@ std::string format_bytes(double bytes) {
   return scaled(bytes, u, 6, 1024.0);
 }
 std::string format_count(double count) {
+  if (!std::isfinite(count)) return "(not finite)";
+  if (std::fabs(count) >= 1e18) return fmt::format("{:.3g}", count);
   if (std::fabs(count) < 1000) return fmt::format("{:.0f}", count);
   static const char* const u[] = {"", "K", "M", "B", "T"};
   int i = 0;
@@ -43,6 +49,7 @@ std::string format_count(double count) {
 }
 std::string format_seconds(double s) {
   if (s == 0) return "0 s";
+  if (!std::isfinite(s)) return "(not finite) s";
   if (std::fabs(s) >= 1) return fmt::format("{:.3g} s", s);
   if (std::fabs(s) >= 1e-3) return fmt::format("{:.3g} ms", s * 1e3);
   if (std::fabs(s) >= 1e-6) return fmt::format("{:.3g} us", s * 1e6);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "strata/cost/per_stage.hpp"
 #include "strata/core/error.hpp"
@@ -24,6 +25,11 @@ std::vector<double> number_list(const core::Json& obj, std::string_view key, con
   const auto& arr = obj.at(std::string(key));
   core::expect_array(arr, w.field(key));
   for (std::size_t i = 0; i < arr.size(); ++i) {
+    // null: a non-finite value (a diverged loss), which JSON cannot hold and nlohmann writes as null.
+    if (arr[i].is_null()) {
+      out.push_back(std::numeric_limits<double>::quiet_NaN());
+      continue;
+    }
     if (!arr[i].is_number()) core::fail(w.field(key).index(i), "must be a number");
     out.push_back(arr[i].get<double>());
   }
@@ -171,9 +177,11 @@ RunOptions make_run_options(const model::Model& m, cost::Strategy s, int world_s
   if (world_size <= 0 && !s.stages.empty()) world_size = cost::devices_used(s);  // per-stage form: Σ dp_i·tp_i
   if (s.cp > 1) throw InputError("--strategy: cp: the executor does not run context parallelism (use cp=1)");
   if (world_size <= 0) {
-    if (s.dp <= 0 || s.tp <= 0 || s.pp <= 0)
-      throw InputError("--world-size: required when the strategy does not give all of dp, tp and pp");
-    world_size = s.dp * s.tp * s.pp;
+    // docs/strategy.md: tp and pp default to 1 and dp to the devices left, so a strategy that leaves some out runs
+    // on the product of the ones it gives (`pp=2,gbs=8` → 2 ranks, `gbs=8` → 1).
+    const auto given = [](int x) { return x > 0 ? static_cast<std::int64_t>(x) : 1; };
+    const std::int64_t n = given(s.dp) * given(s.tp) * given(s.pp);
+    world_size = static_cast<int>(std::min<std::int64_t>(n, 1 << 20));
   }
   if (world_size > 64) throw InputError(fmt::format("--world-size: {} local processes is too many (max 64)", world_size));
   RunOptions o;

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <map>
 
 #include "strata/cost/per_stage.hpp"
@@ -78,7 +79,12 @@ RunRecord merge_records(const RunOptions& o, const std::vector<nlohmann::json>& 
     k.iteration_times_s = j.at("iteration_times_s").get<std::vector<double>>();
     k.dp_buckets = j.value("dp_buckets", 0);
     k.dp_buckets_overlapped = j.value("dp_buckets_overlapped", 0);
-    if (j.contains("losses")) r.losses = j.at("losses").get<std::vector<double>>();
+    if (j.contains("losses")) {
+      // A diverged loss (nan/inf) travels as JSON null: read back as NaN, reported by the caller with its step.
+      r.losses.clear();
+      for (const auto& x : j.at("losses"))
+        r.losses.push_back(x.is_number() ? x.get<double>() : std::numeric_limits<double>::quiet_NaN());
+    }
     if (j.contains("executed_ops"))
       for (const auto& op : j.at("executed_ops")) k.executed_ops.push_back(cost::program_op_from_json(op, w));
     if (r.iteration_times_s.size() < k.iteration_times_s.size()) r.iteration_times_s.resize(k.iteration_times_s.size(), 0);

@@ -3,6 +3,8 @@
 // gradient buckets launched from hooks when the op closes its update window), the gradient-sync release, the
 // optimizer step (flush: every chunk; PipeDream/2BW: a new weight version) and the ZeRO-1/2 parameter all-gather.
 #include <fmt/format.h>
+
+#include <cmath>
 #include <unistd.h>
 
 #include <csignal>
@@ -45,7 +47,8 @@ void Worker::finish_step_loss(int step_in_run, Clock::time_point t0) {
   losses.push_back(step_loss);
   iter_times.push_back(seconds_since(t0));
   if (opt.progress && holds_loss)
-    fmt::print(stderr, "strata run: step {}/{}  loss {:.5f}  {:.3f} s\n", step_in_run + 1, opt.steps, step_loss,
+    fmt::print(stderr, "strata run: step {}/{}  loss {}  {:.3f} s\n", step_in_run + 1, opt.steps,
+               std::isfinite(step_loss) ? fmt::format("{:.5f}", step_loss) : std::string("not finite (diverged)"),
                iter_times.back());
   step_loss = 0;
 }

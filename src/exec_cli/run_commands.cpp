@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -58,7 +59,8 @@ std::vector<std::int64_t> int_list(const std::string& text, const std::string& f
 void print_record(const exec::RunRecord& r) {
   std::vector<std::vector<std::string>> rows;
   for (std::size_t i = 0; i < r.losses.size(); ++i)
-    rows.push_back({std::to_string(r.first_step + static_cast<int>(i)), fmt::format("{:.6f}", r.losses[i]),
+    rows.push_back({std::to_string(r.first_step + static_cast<int>(i)),
+                    std::isfinite(r.losses[i]) ? fmt::format("{:.6f}", r.losses[i]) : "not finite",
                     i < r.iteration_times_s.size() ? core::format_seconds(r.iteration_times_s[i]) : ""});
   fmt::print("{}\n", core::render_table({"step", "loss", "iteration time"}, rows));
   fmt::print("iteration time (median of steady steps): {}\n\n", core::format_seconds(r.iteration_time_s));
@@ -74,10 +76,41 @@ void print_record(const exec::RunRecord& r) {
   fmt::print("{}", core::render_table({"rank", "stage", "dp", "tp", "peak RSS"}, rows));
 }
 
+// --checkpoint DIR is written after the last step: refuse a DIR that cannot be created or written before the
+// run, not after it (the parent must exist, as for every output path; DIR itself is created).
+void check_checkpoint_dir(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    throw core::InputError(
+        fmt::format("run: --checkpoint: cannot write into '{}' (not a directory)", core::printable(dir)));
+  if (fs::is_directory(dir, ec)) {
+    cli::check_output_dir(dir, "run: --checkpoint");
+    return;
+  }
+  fs::path p(dir);
+  if (!p.has_filename()) p = p.parent_path();  // "ck/" names the directory ck
+  cli::check_output_path(p.string(), "run: --checkpoint");
+}
+
+// A diverged run (a loss that became nan or inf) still prints and writes its record; this names the first step
+// whose loss was not finite, on stderr, and ends the command with exit code 1 (the run failed, the input was valid).
+void report_divergence(const exec::RunRecord& r, const std::string& json) {
+  for (std::size_t i = 0; i < r.losses.size(); ++i) {
+    if (std::isfinite(r.losses[i])) continue;
+    std::fflush(stdout);
+    fmt::print(stderr, "strata: run diverged: the loss is not finite from step {} on (try a smaller --lr){}\n",
+               r.first_step + static_cast<int>(i),
+               json.empty() || json == "-" ? "" : fmt::format("; the run record is in {}", json));
+    std::exit(1);
+  }
+}
+
 void run_run(const RunArgs& a) {
   if (a.plan.empty() == a.strategy.empty())
     throw core::InputError("run: give exactly one of --plan FILE and --strategy S");
   if (!a.json.empty()) cli::check_output_path(a.json, "run: --json");
+  if (!a.checkpoint.empty()) check_checkpoint_dir(a.checkpoint);
   std::string model_name = a.model;
   cost::Strategy s;
   if (!a.plan.empty()) {
@@ -90,6 +123,8 @@ void run_run(const RunArgs& a) {
   }
   if (model_name.empty()) throw core::InputError("run: --model is required (the plan file names no model)");
   const auto m = model::resolve_model(model_name);
+  if (!a.plan.empty())
+    cli::check_plan_agrees(cli::plan_file_inputs(a.plan), {"run", a.plan, a.model.empty() ? nullptr : &m, ""});
   if (!a.resume.empty() && !std::filesystem::exists(a.resume + "/meta.json"))
     throw core::InputError(fmt::format("--resume {}: not a strata checkpoint directory (no meta.json)", a.resume));
   exec::RunOptions o = exec::make_run_options(m, s, a.world_size);
@@ -122,6 +157,7 @@ void run_run(const RunArgs& a) {
   }
   if (!a.json.empty()) write_text(a.json, to_json(rec).dump(2) + "\n", "--json");
   if (a.json != "-") print_record(rec);
+  report_divergence(rec, a.json);
 }
 
 void run_profile_cmd(const ProfileArgs& a) {

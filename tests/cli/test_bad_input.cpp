@@ -6,6 +6,8 @@
 //   stdout: <substring of stdout>            (optional, repeatable)
 //   stdout_empty: true                       (optional: nothing on stdout, e.g. failed before the work)
 //   setup: <name>                            (optional: a file the test writes into {tmp}, see make_setup)
+//   needs: strata-exec                       (optional: skipped where the executor is not built, e.g. the
+//                                             sanitizer build; `strata` parses the flags, strata-exec the rest)
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +15,9 @@
 #include <fstream>
 #include <map>
 #include <string>
+
+#include <sys/stat.h>
+#include <unistd.h>
 #include <vector>
 
 #include "cli_run.hpp"
@@ -22,7 +27,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct Case {
-  std::string name, args, setup;
+  std::string name, args, setup, needs;
   int exit_code = -1;
   std::vector<std::string> in_stderr, in_stdout;
   bool stdout_empty = false;
@@ -44,6 +49,7 @@ Case read_case(const fs::path& path) {
     else if (key == "stdout") c.in_stdout.push_back(value);
     else if (key == "stdout_empty") c.stdout_empty = value == "true";
     else if (key == "setup") c.setup = value;
+    else if (key == "needs") c.needs = value;
     else ADD_FAILURE() << path << ": unknown key '" << key << "'";
   }
   return c;
@@ -62,6 +68,20 @@ void make_setup(const std::string& name, const fs::path& tmp) {
       << R"(", "layers": 2, "hidden": 256, "heads": 4, "ffn": 1024, "vocab": 1000, "seq": 128})";
     return;
   }
+  if (name == "fifo") {  // a FIFO without a writer: opening it for reading would block forever
+    ASSERT_EQ(::mkfifo((tmp / "fifo.json").c_str(), 0600), 0);
+    return;
+  }
+  if (name == "sparse_2g") {  // a 2 GiB file (sparse: no disk used) above the 1 GiB input cap
+    std::ofstream(tmp / "huge.json").close();
+    fs::resize_file(tmp / "huge.json", std::uintmax_t{2} << 30);
+    return;
+  }
+  if (name == "deep_json") {  // arrays nested 30,000 deep (the Python crash of issue 40, as a file)
+    std::ofstream f(tmp / "deep.json");
+    f << std::string(30000, '[') << std::string(30000, ']');
+    return;
+  }
   FAIL() << "unknown setup '" << name << "'";
 }
 
@@ -77,6 +97,8 @@ TEST(BadInputCorpus, EveryCaseGivesItsExitCodeAndMessage) {
     const Case c = read_case(file);
     SCOPED_TRACE(c.name + ": strata " + c.args);
     ASSERT_FALSE(c.args.empty());
+    if (c.needs == "strata-exec" && !fs::exists(fs::path(STRATA_BIN_DIR) / "strata-exec")) continue;
+    if (!c.needs.empty() && c.needs != "strata-exec") ADD_FAILURE() << "unknown needs '" << c.needs << "'";
     const fs::path tmp = tmp_root / c.name;
     fs::create_directories(tmp);
     if (!c.setup.empty()) make_setup(c.setup, tmp);

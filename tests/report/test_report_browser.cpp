@@ -45,6 +45,9 @@ class ReportBrowser : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { browser_ = usable_browser(why_); }
   void SetUp() override {
+    // CI installs Chromium (`make test` runs scripts/setup --browser): there a missing browser is a failure.
+    const char* ci = std::getenv("CI");
+    if (!browser_ && ci && std::string(ci) == "true") FAIL() << "CI=true but no usable browser: " << why_;
     if (!browser_) GTEST_SKIP() << "browser tests skipped: " << why_;
   }
   static std::string write_html(const strata_test::PlannedCase& pc, const std::string& name) {
