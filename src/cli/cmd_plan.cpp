@@ -163,7 +163,10 @@ void run_plan(PlanArgs& a) {
   opt.top_k = a.top;
   opt.threads = a.threads;
   opt.dtype = hw::parse_dtype(a.dtype, "plan: --dtype");
-  opt.objective = plan::parse_objective(a.objective, "plan: --objective");
+  // One --objective for both searches: the uniform ranking takes margin|fastest, the per-stage search
+  // fastest|cheapest|budget (margin reads as fastest there; cheapest and budget rank the uniform plans by time).
+  const bool stage_objective = a.objective == "cheapest" || a.objective == "budget";
+  opt.objective = plan::parse_objective(stage_objective ? "fastest" : a.objective, "plan: --objective");
   if (a.elementwise != "fused" && a.elementwise != "eager")
     throw core::InputError(fmt::format("plan: --elementwise: '{}' is not fused or eager", a.elementwise));
   opt.eager_elementwise = a.elementwise == "eager";
@@ -364,10 +367,17 @@ void register_plan_command(CLI::App& app) {
                   "megatron = node-major identity (tp, then dp, then pp); hetero (default) = + tp groups on the "
                   "fastest links and every order of the GPU types along the pipeline; anneal = hetero + AMP's "
                   "simulated annealing of the top plans' device placement (seeded, deterministic)");
-  cmd->add_option("--objective", a->objective,
-                  "How the top plans are ordered: margin (default) = among the plans within 2% of the fastest, the "
-                  "one with the most memory margin first (the 'margin' column: usable memory its fullest GPU leaves "
-                  "free); fastest = by predicted time only (docs/planner.md §Ranking)");
+  cmd->add_option_function<std::string>(
+      "--objective",
+      [a](const std::string& v) {
+        a->objective = v;
+        a->per_stage.objective = v == "margin" ? "fastest" : v;  // the per-stage search's (plan_per_stage.cpp)
+      },
+      "How the top plans are ordered: margin (default) = among the plans within 2% of the fastest, the one with "
+      "the most memory margin first (the 'margin' column: usable memory its fullest GPU leaves free); fastest = by "
+      "predicted time only (docs/planner.md §Ranking). With --per-stage, also the per-stage search's objective: "
+      "fastest (margin reads as fastest), cheapest ($/sample of the GPUs used, data/gpu_prices.json), budget "
+      "(fastest costing at most --budget $/hour)");
   cmd->add_option("--threads", a->threads, "Worker threads (default 1; results are identical for any count)")
       ->check(integer_in(core::limits::kThreads));
   cmd->add_option("--max-tp", a->max_tp, "Largest tensor-parallel degree to consider (0 = no limit)")

@@ -18,9 +18,7 @@ void add_per_stage_options(CLI::App* cmd, PerStageArgs& a) {
                 "Also search per-stage plans: every pipeline stage its own GPU type, dp and tp, jointly "
                 "with the exact layer split, devices may stay idle; printed with its gain over the best uniform "
                 "plan and written as \"per_stage\" in the plan file (docs/planner.md)");
-  cmd->add_option("--objective", a.objective,
-                  "Per-stage objective: fastest (default), cheapest ($/sample of the GPUs used, "
-                  "data/gpu_prices.json), budget (fastest costing at most --budget $/hour)");
+  // --objective is plan's one flag (cmd_plan.cpp): it sets a.objective too (margin reads as fastest here).
   cmd->add_option("--budget", a.budget_usd_per_hour, "Per-stage objective budget: most $/hour of the GPUs used")
       ->check(number_in(core::limits::kBudget));
   cmd->add_option("--stage-schedule", a.schedule, "Per-stage schedule: 1f1b (default), gpipe, pipedream, 2bw");
