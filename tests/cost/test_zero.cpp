@@ -115,9 +115,9 @@ TEST(Zero3Comm, RingLatencyAtThousandsOfRanks) {
 
 TEST(Zero3Comm, Gpt3At1536A100sRanksWellBelowPtdp) {
   // Narayanan et al. 2021 §5.2 ran DeepSpeed ZeRO-3 (no model parallelism) and PTD-P on up to 1,536 A100s; ZeRO-3
-  // was far slower. With DeepSpeed's collectives (per-module all-gathers, each a 1,536-rank ring) ZeRO-3 must not
-  // come within 20 % of the PTD-P configuration (t 8, p 8; v 1 with the default split). FSDP's one collective per
-  // unit costs it less latency than DeepSpeed's per-module ones.
+  // was far slower. Against the planner's best PTD-P plan there (interleaved, t 2, p 6, v 8, ZeRO-1/2 style
+  // distributed optimizer), ZeRO-3 with DeepSpeed's collectives (per-module all-gathers, each a 1,536-rank ring)
+  // is more than 1.5× slower, and FSDP's (one collective per unit, fp32 reduce-scatter) more than 1.2×.
   const auto m = model::zoo_model("gpt3-175b");
   const auto c = cost_test::cluster("dgx-a100:192");
   const auto z3 = complete_strategy(parse_strategy("dp=1536,mbs=1,gbs=1536,zero=3,recompute=full"), m, c);
@@ -126,10 +126,12 @@ TEST(Zero3Comm, Gpt3At1536A100sRanksWellBelowPtdp) {
   const auto zero3_ds = estimate(m, c, z3, ds);
   const auto zero3_fsdp = estimate(m, c, z3);
   const auto ptdp = estimate(
-      m, c, complete_strategy(parse_strategy("dp=24,tp=8,pp=8,mbs=1,gbs=1536,recompute=full,sp=on"), m, c));
+      m, c,
+      complete_strategy(parse_strategy("dp=128,tp=2,pp=6,mbs=1,gbs=1536,schedule=interleaved,v=8,zero=2,sp=on"), m, c));
   ASSERT_TRUE(zero3_ds.fits);
   ASSERT_TRUE(ptdp.fits);
-  EXPECT_GT(zero3_ds.iteration_time_s, 1.2 * ptdp.iteration_time_s);
+  EXPECT_GT(zero3_ds.iteration_time_s, 1.5 * ptdp.iteration_time_s);
+  EXPECT_GT(zero3_fsdp.iteration_time_s, 1.2 * ptdp.iteration_time_s);
   EXPECT_GT(zero3_ds.iteration_time_s, zero3_fsdp.iteration_time_s);
   EXPECT_GT(zero3_ds.stages[0].zero3_busy_s, zero3_fsdp.stages[0].zero3_busy_s);
   std::printf("gpt3-175b on 1,536 A100s: ZeRO-3 DeepSpeed %.2f s (busy %.2f s), FSDP %.2f s (busy %.2f s), PTD-P %.2f s\n",

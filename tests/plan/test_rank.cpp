@@ -3,6 +3,8 @@
 // its margin; --objective fastest keeps the time order; pruned search equals exhaustive under either objective.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "strata/core/error.hpp"
 #include "strata/cost/constants.hpp"
 #include "strata/cost/memory.hpp"
@@ -98,16 +100,17 @@ TEST(Rank, SearchUnderEitherObjective) {
 }
 
 TEST(Rank, DefaultHeadroomFollowsTheStack) {
-  // The allocator gap of the stack (cost/memory.cpp default_headroom_fraction): 5 % fused, 10 % eager PyTorch;
-  // an explicit --memory-headroom wins over both.
+  // The allocator gap of the stack (cost/memory.cpp default_headroom_fraction): fragmentation_fraction fused,
+  // kEagerAllocatorGapFraction (at least that) eager PyTorch; an explicit --memory-headroom wins over both.
   const auto& k = cost::builtin_constants();
   cost::Strategy fused, eager;
   eager.eager_elementwise = true;
   EXPECT_DOUBLE_EQ(cost::default_headroom_fraction(&fused, k), k.fragmentation_fraction);
   EXPECT_DOUBLE_EQ(cost::default_headroom_fraction(nullptr, k), k.fragmentation_fraction);
-  EXPECT_DOUBLE_EQ(cost::default_headroom_fraction(&eager, k), 0.10);
+  const double eager_gap = std::max(k.fragmentation_fraction, cost::kEagerAllocatorGapFraction);
+  EXPECT_DOUBLE_EQ(cost::default_headroom_fraction(&eager, k), eager_gap);
   const double cap = 80.0 * (1 << 30);
-  EXPECT_DOUBLE_EQ(cost::usable_memory_bytes(cap, {}, k, &eager), 0.9 * cap);
+  EXPECT_DOUBLE_EQ(cost::usable_memory_bytes(cap, {}, k, &eager), (1 - eager_gap) * cap);
   cost::MemoryHeadroom four_gib;
   four_gib.bytes = 4.0 * (1 << 30);
   EXPECT_DOUBLE_EQ(cost::usable_memory_bytes(cap, four_gib, k, &eager), cap - four_gib.bytes);
