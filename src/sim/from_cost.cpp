@@ -231,7 +231,10 @@ PipelineInput pipeline_from_cost(const model::Model& m, const hw::Cluster& c, co
       // Everything of stage_memory but the activations (per micro-batch, tracked by the simulator), the recompute
       // re-materialisation (per backward) and the extra weight versions (per stash).
       w.weight_bytes = one_version;
-      w.static_bytes = one_version + mb.gradients_bytes + mb.optimizer_bytes + mb.buffers_bytes + mb.workspace_bytes;
+      // optimizer_step_bytes: the optim= step's temporaries beyond what the step finds freed (cost/memory.cpp), as
+      // the estimate counts them.
+      w.static_bytes = one_version + mb.gradients_bytes + mb.optimizer_bytes + mb.buffers_bytes + mb.workspace_bytes +
+                       mb.optimizer_step_bytes;
       w.optimizer_s = optimizer_s;
     }
     // Data-parallel traffic per chunk and tp rank, in the cost model's bucket partition.
