@@ -31,7 +31,7 @@ namespace {
 struct PlanArgs {
   std::string model, cluster, space = "full", placement = "hetero", json_file, profile, dtype = "bf16", memory_headroom,
       report_file, elementwise = "fused", fp8_cast = "fused";
-  std::string objective = "margin";    // --objective: margin (safest within 2 % of the fastest) or fastest
+  std::string rank = "margin";         // --rank: margin (safest within 2 % of the fastest) or fastest
   bool earlystop = false;              // --earlystop: full recompute as PyTorch's non-reentrant checkpoint
   bool memory_headroom_given = false;  // set even for an empty value (rejected)
   std::int64_t gbs = 0;                // 0 = --gbs auto
@@ -148,7 +148,7 @@ void run_plan(PlanArgs& a) {
   opt.top_k = a.top;
   opt.threads = a.threads;
   opt.dtype = hw::parse_dtype(a.dtype, "plan: --dtype");
-  opt.objective = plan::parse_objective(a.objective, "plan: --objective");
+  opt.objective = plan::parse_objective(a.rank, "plan: --rank");
   if (a.elementwise != "fused" && a.elementwise != "eager")
     throw core::InputError(fmt::format("plan: --elementwise: '{}' is not fused or eager", a.elementwise));
   opt.eager_elementwise = a.elementwise == "eager";
@@ -329,9 +329,9 @@ void register_plan_command(CLI::App& app) {
                   "megatron = node-major identity (tp, then dp, then pp); hetero (default) = + tp groups on the "
                   "fastest links and every order of the GPU types along the pipeline; anneal = hetero + AMP's "
                   "simulated annealing of the top plans' device placement (seeded, deterministic)");
-  cmd->add_option("--objective", a->objective,
-                  "How the top plans are ordered: margin (default) = among the plans within 2% of the fastest, the "
-                  "one with the most memory margin first (the 'margin' column: usable memory its fullest GPU leaves "
+  cmd->add_option("--rank", a->rank,
+                  "How the top plans are ordered (--objective is the per-stage search's): margin (default) = among "
+                  "the plans within 2% of the fastest, the one with the most memory margin first (the 'margin' column: usable memory its fullest GPU leaves "
                   "free); fastest = by predicted time only (docs/planner.md §Ranking)");
   cmd->add_option("--threads", a->threads, "Worker threads (default 1; results are identical for any count)");
   cmd->add_option("--max-tp", a->max_tp, "Largest tensor-parallel degree to consider (0 = no limit)");

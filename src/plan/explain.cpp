@@ -36,7 +36,7 @@ std::string ranking_line(const PlanResult& r, const PlanOptions& opt) {
   const Candidate& best = r.top.front();
   const double margin = 100.0 * memory_margin(best.estimate);
   if (opt.objective == Objective::fastest)
-    return fmt::format("ranked by predicted time only (--objective fastest); memory margin {:.1f}% of usable memory",
+    return fmt::format("ranked by predicted time only (--rank fastest); memory margin {:.1f}% of usable memory",
                        margin);
   const auto fastest = std::min_element(r.top.begin(), r.top.end(), candidate_less);
   if (fastest == r.top.begin())
@@ -44,7 +44,7 @@ std::string ranking_line(const PlanResult& r, const PlanOptions& opt) {
                        "the most margin too ({:.1f}% of usable memory free)",
                        100.0 * opt.margin_tolerance, margin);
   return fmt::format("ranked by memory margin among the plans within {:g}% of the fastest: {:.1f}% slower than plan "
-                     "#{}, with {:.1f}% of usable memory free instead of {:.1f}% (--objective fastest ranks by time)",
+                     "#{}, with {:.1f}% of usable memory free instead of {:.1f}% (--rank fastest ranks by time)",
                      100.0 * opt.margin_tolerance,
                      100.0 * (best.estimate.iteration_time_s / fastest->estimate.iteration_time_s - 1.0),
                      fastest - r.top.begin() + 1, margin, 100.0 * memory_margin(fastest->estimate));

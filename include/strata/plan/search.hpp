@@ -51,7 +51,7 @@ struct PlanOptions {
   bool fp8_separate_casts = false;
   cost::CostOptions cost;          // profile / constants
   bool baselines = true;
-  Objective objective = Objective::margin;  // --objective
+  Objective objective = Objective::margin;  // --rank
   double margin_tolerance = 0.02;           // "within 2 % of the fastest" (Objective::margin)
   std::uint64_t anneal_seed = 1;   // --placement anneal
   int anneal_iterations = 300;
