@@ -88,6 +88,9 @@ std::vector<std::string> plan_row(const std::string& name, const hw::Cluster& c,
 
 // Every flag checked before the search, so that a typo costs no search time.
 void check_plan_args(PlanArgs& a, const model::Model& m) {
+  if (a.objective != "margin" && a.objective != "fastest" && a.objective != "cheapest" && a.objective != "budget")
+    throw core::InputError(fmt::format("plan: --objective: unknown objective '{}' (valid: margin, fastest; with "
+                                       "--per-stage also cheapest, budget)", core::printable(a.objective)));
   a.gbs = parse_gbs_flag(a.gbs_text, "plan: --gbs");  // 0 = auto (the --gbs auto sweep)
   plan::PlanOptions o;  // gbs, top, threads, max-tp/pp: the checks the Python API shares (plan/options_check.cpp)
   o.global_batch = a.gbs == 0 ? 1 : a.gbs;  // auto: no batch size to check yet
