@@ -133,7 +133,7 @@ hw::Cluster local_cpu_cluster(int world_size) {
 std::string unsupported_reason(const GptDims& d, const cost::Strategy& s) {
   if (!cost::is_uniform(s)) {  // per-stage (issue 14): flush schedules, ZeRO 0, one tp, every stage as its own view
     for (const auto& st : s.stages)
-      if (!st.layer_choices.empty()) return "per-layer choices (layers=) are issues 16/17";
+      if (!st.layer_choices.empty()) return "per-layer choices (layers=) in a per-stage strategy (the executor runs them in the per-layer form only)";
     if (s.schedule != cost::Schedule::gpipe && s.schedule != cost::Schedule::one_f_one_b)
       return "per-stage strategies run gpipe or 1f1b (PipeDream's replicated async mode is not built)";
     if (s.zero_stage != 0) return "per-stage strategies run zero = 0";
