@@ -33,7 +33,7 @@ MATRIX = [
 TARGETS = {"megatron": "megatron", "torchrun": "megatron", "torchtitan": "toml", "torchtitan-py": "py",
            "deepspeed": "deepspeed"}
 # plan --engine NAME for each target, when this strata has --engine (the engine-profile work of issue 37).
-PLAN_ENGINE = {"megatron": "megatron", "torchrun": "megatron", "torchtitan": "torchtitan",
+PLAN_ENGINE = {"megatron": "megatron", "torchrun": "megatron", "torchtitan": "torchtitan-toml",
                "torchtitan-py": "torchtitan", "deepspeed": "deepspeed"}
 
 
