@@ -181,6 +181,7 @@ void register_simulate_command(CLI::App& app) {
   cmd->add_option("--strategy", a->strategy, "Strategy as key=value pairs (docs/strategy.md), e.g. "
                                              "\"dp=2,tp=4,pp=2,gbs=64,schedule=1f1b\"");
   cmd->add_option("--strategy-file", a->strategy_file, "Strategy JSON file (or a plan file)");
+  add_engine_option(cmd, &a->engine, "simulate the strategy with its stack traits; exit 2 naming what it cannot run");
   cmd->add_option("--seq", a->seq, "Sequence length (default: the model's, or the plan's)")
       ->check(integer_in(core::limits::kSeq));
   cmd->add_option("--iterations", a->iterations,

@@ -95,7 +95,7 @@ TEST(ModelCli, BadModelFileExitsTwo) {
   expect_input_error(model_run("describe --model " + zero), zero + ": hidden: must be > 0, got 0");
   expect_input_error(model_run("describe --model gpt5"), "unknown model 'gpt5' (valid: ");
   expect_input_error(model_run("describe --model vit-huge-32 --seq 512"), "--seq: model 'vit-huge-32'");
-  expect_input_error(model_run("describe --model gpt2-small --seq 0"), "--seq: must be > 0");
+  expect_input_error(model_run("describe --model gpt2-small --seq 0"), "--seq: must be an integer >= 1");
   for (const std::string& p : {malformed, heads, zero}) unlink(p.c_str());
 }
 

@@ -48,7 +48,7 @@ TEST(SimPlanFileCli, ExportRefusesUnequalStagesByName) {
   }
   // Alike stages over every device fold into the uniform form (an uneven split): exported.
   const auto a = strata_test::run_cli("estimate --model small-gpt --cluster p3.8xlarge:2 --json --strategy "
-                                      "mbs=1,gbs=16,stages=v100:dp2:tp2:4/v100:dp2:tp2:6");
+                                      "mbs=1,gbs=16,dtype=fp16,stages=v100:dp2:tp2:4/v100:dp2:tp2:6");
   ASSERT_EQ(a.code, 0) << a.err;
   std::ofstream(f) << a.out;
   const auto u = strata_test::run_cli("export --model small-gpt --cluster p3.8xlarge:2 --to megatron --plan " + f);
@@ -109,7 +109,7 @@ TEST(SimPlanFileCli, PlanFromFilesIsSelfContained) {
   std::ofstream(model) << R"({"layers": 4, "hidden": 512, "heads": 8, "vocab": 1000, "seq": 256})";
   std::ofstream(cluster) << R"({"nodes": [{"type": "p3.8xlarge", "count": 1}, {"type": "g4dn.12xlarge", "count": 1}]})";
   const auto p = strata_test::run_cli("plan --model " + model.string() + " --cluster " + cluster.string() +
-                                      " --gbs 16 --json " + plan.string());
+                                      " --gbs 16 --dtype fp16 --json " + plan.string());  // V100/T4: no bf16
   ASSERT_EQ(p.code, 0) << p.out << p.err;
   fs::remove(model);
   fs::remove(cluster);

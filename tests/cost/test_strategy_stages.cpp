@@ -436,5 +436,5 @@ TEST(CostStrategyStages, AttentionKeyInThePerStageForm) {
   EXPECT_EQ(to_json(s)["attention"], "flash");
   expect_round_trips(s, m, c);
   const auto msg = error_of([&] { completed("gbs=8,attention=flash,stages=a100:dp2:tp1:5/v100:dp1:tp2:5", m, c); });
-  EXPECT_NE(msg.find("stages[1].devices: rule 'flash attention needs a supporting GPU'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("stages[1].devices: rule 'fused attention needs an sm80+ GPU and a 16-bit dtype'"), std::string::npos) << msg;
 }

@@ -262,7 +262,8 @@ TEST(EngineRules, DeepSpeedRefusesTensorParallelismAndItsNearestPlanCountsDpAsDe
     ex::export_strategy(ex::Engine::deepspeed, b.m, b.c, b.s);
     ADD_FAILURE() << "tp > 1 exported to DeepSpeed";
   } catch (const strata::core::InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("mpu"), std::string::npos) << e.what();
+    // The profile's rule names the feature (data/engines/deepspeed.json max_tp: no mpu in a JSON config).
+    EXPECT_NE(std::string(e.what()).find("tensor parallelism tp = 2"), std::string::npos) << e.what();
   }
   const auto near = ex::closest_expressible(ex::Engine::deepspeed, b.m, b.c, b.s);
   EXPECT_EQ(near.tp, 1);
