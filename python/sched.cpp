@@ -9,6 +9,7 @@
 #include "strata/core/error.hpp"
 #include "strata/sched/planner_throughputs.hpp"
 #include "strata/sched/policy.hpp"
+#include "strata/sched/simulate.hpp"
 
 namespace strata::python {
 namespace {
@@ -38,6 +39,7 @@ AllocationResult run_allocate(py::object throughputs, const std::string& policy,
     const core::StrictJsonIntegers strict;  // a dict's 2.0 for an int is refused, as in strata.Model.from_dict
     r.p = sched::problem_from_json(from_python(throughputs, ""), origin, /*require_workers=*/true);
   }
+  sched::apply_conventions(sched::Conventions::kGavel, r.opt);  // the CLI's default conventions (docs/scheduler.md)
   r.opt.space_sharing = space_sharing;
   r.opt.placement_sensitive = placement_sensitive;
   r.opt.water_filling = water_filling;
@@ -76,13 +78,14 @@ void bind_sched(py::module_& mod) {
                "jobs": [{name, throughputs: {type: steps/s}, ...}], ...})  [--throughputs]
   policy       max-min-fairness (default), finish-time-fairness, makespan, fifo, sjf, max-throughput,
                min-cost, min-cost-slo, makespan-budget, hierarchical, or '<name>-agnostic'  [--policy]
-  space_sharing, placement_sensitive, water_filling, price ("on-demand" | "spot"), budget ($),
+  space_sharing, placement_sensitive, water_filling (default False: Gavel's single LP, as the CLI),
+  price ("on-demand" | "spot"), budget ($),
   from_planner (jobs' throughputs from strata's planner)  [the flags of the same names]
 
 Returns a strata.Allocation (allocation {job: {type: X}}, effective_throughput, objective;
 to_dict() equals `strata allocate --json`). The GIL is released while it solves.)",
           py::arg("throughputs"), py::arg("policy") = "max-min-fairness", py::kw_only(),
-          py::arg("space_sharing") = false, py::arg("placement_sensitive") = false, py::arg("water_filling") = true,
+          py::arg("space_sharing") = false, py::arg("placement_sensitive") = false, py::arg("water_filling") = false,
           py::arg("price") = "on-demand", py::arg("budget") = -1, py::arg("from_planner") = false);
 }
 

@@ -6,7 +6,7 @@
 namespace strata::plan {
 
 void check_plan_options(const PlanOptions& opt, const model::Model& m, bool skip_global_batch) {
-  if (opt.global_batch < 1) throw core::InputError("plan: --gbs: must be >= 1 (global batch size in samples)");
+  if (!skip_global_batch && opt.global_batch < 1) throw core::InputError("plan: --gbs: must be >= 1 (global batch size in samples)");
   if (opt.top_k < 1) throw core::InputError("plan: --top: must be >= 1");
   if (opt.threads < 1 || opt.threads > 256) throw core::InputError("plan: --threads: must be in 1..256");
   if (opt.max_tp < 0 || opt.max_pp < 0)

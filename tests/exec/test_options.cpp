@@ -45,7 +45,8 @@ TEST(Options, RuntimeRulesOnTopOfTheCostRules) {
             std::string::npos);
   EXPECT_NE(unsupported_reason(d, complete("dp=2,tp=1,pp=1,gbs=4,schedule=pipedream,zero=1", m, 2)).find("zero"),
             std::string::npos);
-  EXPECT_THROW(make_run_options(m, cost::parse_strategy("tp=2,gbs=4"), 0), core::InputError);  // dp/pp missing
+  // No --world-size: a missing dp or pp counts as 1 (docs/strategy.md's defaults), so tp=2 runs on 2 ranks.
+  EXPECT_EQ(make_run_options(m, cost::parse_strategy("tp=2,gbs=4"), 0).strategy.dp, 1);
   const auto o = make_run_options(m, cost::parse_strategy("tp=2,gbs=4"), 4);
   EXPECT_EQ(o.strategy.dp, 2);
   EXPECT_EQ(o.strategy.split, std::vector<int>{6});
