@@ -149,5 +149,5 @@ def test_plan_layerwise_and_auto_gbs(cli_json):
                              "--json", "-")
     assert auto.gbs == expected_auto["best"]["strategy"]["gbs"]
     assert auto.best.strategy.to_dict() == expected_auto["best"]["strategy"]
-    with pytest.raises(strata.InputError, match="--gbs"):
+    with pytest.raises(TypeError, match="--gbs"):  # a str other than "auto": a wrong type
         strata.plan("small-gpt", "dgx-a100:1", "many")
