@@ -221,7 +221,7 @@ def estimate(model: ModelLike, cluster: ClusterLike, strategy: Optional[Strategy
              earlystop: StrategyKeyValue = ..., split: StrategyKeyValue = ..., place: StrategyKeyValue = ...,
              attention: StrategyKeyValue = ..., overlap: StrategyKeyValue = ..., elementwise: StrategyKeyValue = ...,
              loss: StrategyKeyValue = ...,
-             fp8_cast: StrategyKeyValue = ..., cp: StrategyKeyValue = ..., optim: StrategyKeyValue = ...,
+             fp8_cast: StrategyKeyValue = ..., cp: StrategyKeyValue = ..., optim: StrategyKeyValue = ..., grads: StrategyKeyValue = ...,
              stages: StrategyKeyValue = ..., layers: StrategyKeyValue = ...) -> Estimate: ...
 def plan(model: ModelLike, cluster: ClusterLike, gbs: Union[int, str], *, seq: Optional[int] = ..., top: int = ...,
          space: str = ..., placement: str = ..., threads: int = ..., max_tp: int = ..., max_pp: int = ...,

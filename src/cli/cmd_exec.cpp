@@ -8,10 +8,6 @@
 
 namespace strata::cli {
 
-// --lr up to 1e6: a learning rate that makes the run diverge (`--optimizer sgd --lr 1e4`) is a valid input whose run
-// reports the first non-finite loss (issue 40 §5); nan, inf and <= 0 are refused here.
-constexpr core::Range kRunLr{1e-12, 1e6};
-
 void register_exec_commands(CLI::App& app, const ExecHandlers& handlers) {
   auto ra = std::make_shared<RunArgs>();
   auto* run = app.add_subcommand(
@@ -38,7 +34,7 @@ void register_exec_commands(CLI::App& app, const ExecHandlers& handlers) {
   run->add_option("--resume", ra->resume, "Resume from the checkpoint in DIR (same model, strategy, seed)");
   run->add_option("--optimizer", ra->optimizer, "adam (default) or sgd");
   run->add_option("--lr", ra->lr, "Learning rate (default 1e-3)")
-      ->check(number_in(kRunLr));
+      ->check(number_in(core::limits::kLr));
   run->add_option("--threads", ra->threads, "Intra-op threads per rank (default 1)")->check(integer_in({1, 256}));
   run->add_option("--bucket-mb", ra->bucket_mb, "Data-parallel gradient bucket size in MiB (default 1)")
       ->check(number_in(core::limits::kBucketMib));

@@ -62,6 +62,9 @@ CostConstants constants_from_json(const nlohmann::json& j, const std::string& or
   c.gemm_max_efficiency = value_of(cj, "gemm_max_efficiency", w, 0.01, 1.0);
   c.gemm_half_flops = value_of(cj, "gemm_half_flops", w, 0.0, 1e15);
   c.fp32_gemm_max_efficiency = value_of(cj, "fp32_gemm_max_efficiency", w, 0.01, 1.0);
+  c.fp32_gemm_half_flops = c.gemm_half_flops / 15.0;  // absent from a constants file: the derivation below
+  if (core::has_field(cj, "fp32_gemm_half_flops"))
+    c.fp32_gemm_half_flops = value_of(cj, "fp32_gemm_half_flops", w, 0.0, 1e15);
   c.memory_bw_efficiency = value_of(cj, "memory_bw_efficiency", w, 0.01, 1.0);
   c.gpu_compute_efficiency = gpu_factor_map(cj, "gpu_compute_efficiency", w);
   c.ampere_attention_gpu_efficiency = gpu_factor_map(cj, "ampere_attention_gpu_efficiency", w);
@@ -73,11 +76,18 @@ CostConstants constants_from_json(const nlohmann::json& j, const std::string& or
     c.flash1_attention_efficiency = value_of(cj, "flash1_attention_efficiency", w, 0.01, 1.0);
   if (core::has_field(cj, "eager_elementwise_efficiency"))
     c.eager_elementwise_efficiency = value_of(cj, "eager_elementwise_efficiency", w, 0.01, 1.0);
+  if (core::has_field(cj, "efficient_attention_efficiency"))
+    c.efficient_attention_efficiency = value_of(cj, "efficient_attention_efficiency", w, 0.01, 1.0);
   if (core::has_field(cj, "cudnn_attention_efficiency"))
     c.cudnn_attention_efficiency = value_of(cj, "cudnn_attention_efficiency", w, 0.01, 1.0);
   c.intra_node_bw_efficiency = value_of(cj, "intra_node_bw_efficiency", w, 0.01, 1.0);
   c.inter_node_bw_efficiency = value_of(cj, "inter_node_bw_efficiency", w, 0.01, 1.0);
   c.layer_overhead_s = value_of(cj, "layer_overhead_s", w, 0.0, 1.0);
+  if (core::has_field(cj, "eager_host_block_s")) c.eager_host_block_s = value_of(cj, "eager_host_block_s", w, 0.0, 1.0);
+  if (core::has_field(cj, "eager_host_block_rmsnorm_s"))
+    c.eager_host_block_rmsnorm_s = value_of(cj, "eager_host_block_rmsnorm_s", w, 0.0, 1.0);
+  if (core::has_field(cj, "eager_host_recompute_ratio"))
+    c.eager_host_recompute_ratio = value_of(cj, "eager_host_recompute_ratio", w, 0.0, 10.0);
   if (core::has_field(cj, "cpu_gemm_efficiency"))
     c.cpu_gemm_efficiency = value_of(cj, "cpu_gemm_efficiency", w, 0.01, 1.0);
   if (core::has_field(cj, "cpu_kernel_overhead_s"))
@@ -114,11 +124,13 @@ nlohmann::ordered_json to_json(const CostConstants& c) {
   j["gemm_max_efficiency"] = c.gemm_max_efficiency;
   j["gemm_half_flops"] = c.gemm_half_flops;
   j["fp32_gemm_max_efficiency"] = c.fp32_gemm_max_efficiency;
+  j["fp32_gemm_half_flops"] = c.fp32_gemm_half_flops;
   j["memory_bw_efficiency"] = c.memory_bw_efficiency;
   j["eager_elementwise_efficiency"] = c.eager_elementwise_efficiency;
   j["flash_attention_efficiency"] = c.flash_attention_efficiency;
   j["flash1_attention_efficiency"] = c.flash1_attention_efficiency;
   j["cudnn_attention_efficiency"] = c.cudnn_attention_efficiency;
+  j["efficient_attention_efficiency"] = c.efficient_attention_efficiency;
   j["fp8_gemm_relative_efficiency"] = c.fp8_gemm_relative_efficiency;
   j["gpu_compute_efficiency"] = nlohmann::ordered_json::object();
   for (const auto& [gpu, v] : c.gpu_compute_efficiency) j["gpu_compute_efficiency"][gpu] = v;
@@ -127,6 +139,9 @@ nlohmann::ordered_json to_json(const CostConstants& c) {
   j["intra_node_bw_efficiency"] = c.intra_node_bw_efficiency;
   j["inter_node_bw_efficiency"] = c.inter_node_bw_efficiency;
   j["layer_overhead_s"] = c.layer_overhead_s;
+  j["eager_host_block_s"] = c.eager_host_block_s;
+  j["eager_host_block_rmsnorm_s"] = c.eager_host_block_rmsnorm_s;
+  j["eager_host_recompute_ratio"] = c.eager_host_recompute_ratio;
   j["cpu_gemm_efficiency"] = c.cpu_gemm_efficiency;
   j["cpu_kernel_overhead_s"] = c.cpu_kernel_overhead_s;
   j["cpu_layer_overhead_s"] = c.cpu_layer_overhead_s;
@@ -151,13 +166,17 @@ double gemm_efficiency(const CostConstants& c, double flops, hw::Dtype dtype) {
   double emax = tensor_core ? c.gemm_max_efficiency : c.fp32_gemm_max_efficiency;
   if (dtype == hw::Dtype::fp8) emax *= c.fp8_gemm_relative_efficiency;
   if (flops <= 0) return emax;
-  return emax * flops / (flops + c.gemm_half_flops);
+  // The half point stands for a GEMM's fixed time (F½/(peak·e_max)); fp32 runs on the CUDA cores at ~1/15 of the
+  // tensor-core peak, so the same fixed time is ~1/15 of the FLOPs (fp32_gemm_half_flops, data/cost_constants.json).
+  const double half = dtype == hw::Dtype::fp32 ? c.fp32_gemm_half_flops : c.gemm_half_flops;
+  return emax * flops / (flops + half);
 }
 
 double flash_attention_time(const CostConstants& c, model::AttentionKernel kernel, double flops, double peak_flops) {
   if (flops <= 0 || !(peak_flops > 0)) return 0;
   const double eff = kernel == model::AttentionKernel::flash1   ? c.flash1_attention_efficiency
                      : kernel == model::AttentionKernel::cudnn ? c.cudnn_attention_efficiency
+                     : kernel == model::AttentionKernel::efficient ? c.efficient_attention_efficiency
                                                                 : c.flash_attention_efficiency;
   return flops / (peak_flops * eff);
 }

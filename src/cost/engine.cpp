@@ -114,6 +114,7 @@ void read_stack(const core::Json& j, const JsonWhere& w, EngineProfile& p) {
   p.fp8_separate_allowed = bools_of(j, "fp8_cast_allowed", w, "separate", "fused");
   p.loss = one_of(j, "loss", w, {"fused", "fp32"});
   p.optimizer = one_of(j, "optimizer", w, {"fused", "foreach", "forloop"});
+  if (core::has_field(j, "grads")) p.grads = one_of(j, "grads", w, {"persistent", "ondemand", "ddp"});
   p.allocator_headroom_fraction = core::get_nonnegative_number(j, "allocator_headroom_fraction", w);
   if (!(p.allocator_headroom_fraction < 1)) core::fail(w.field("allocator_headroom_fraction"), "must be < 1");
 }
@@ -198,6 +199,7 @@ nlohmann::ordered_json to_json(const EngineProfile& p) {
   j["fp8_cast"] = p.fp8_separate_casts ? "separate" : "fused";
   j["loss"] = p.loss;
   j["optimizer"] = p.optimizer;
+  j["grads"] = p.grads;
   j["allocator_headroom_fraction"] = p.allocator_headroom_fraction;
   return j;
 }

@@ -305,6 +305,7 @@ void apply_engine_traits(const EngineProfile& p, const hw::Cluster& c, Strategy&
   s.fp8_separate_casts = p.fp8_separate_casts && s.dtype == hw::Dtype::fp8;
   s.fp32_loss = p.loss == "fp32";                                            // loss=: the engine's loss path
   s.optim = parse_optimizer_step(p.optimizer, "engine " + p.name + ": optimizer");  // optim=: its AdamW step
+  s.grads = parse_grad_buffer(p.grads, "engine " + p.name + ": grads");               // grads=: its gradients
   // The kernel per GPU type from the profile's table (first matching row; none = the GPU's default).
   bool all_default = true, all_same = true;
   std::optional<model::AttentionKernel> first;

@@ -89,6 +89,20 @@ double optimizer_step_temp_bytes(OptimizerStep step, double state_params, double
   return 0.0;
 }
 
+double gradient_peak_bytes(const Strategy& s, double grad_bytes, double activation_bytes) {
+  if (s.grads == GradBuffer::persistent) return grad_bytes;
+  // DDP's all-reduce buckets (gradient_as_bucket_view=False): a persistent copy of the gradients' size.
+  const double buckets = (s.grads == GradBuffer::ddp && s.dp_cp() > 1 && s.zero_stage == 0) ? grad_bytes : 0.0;
+  // On-demand param.grad: with gradient accumulation the gradients of the first micro-batch are held while later
+  // micro-batches' activations build up (their sum). With one micro-batch per step, backward walks the layers in
+  // reverse, allocating a layer's gradients as it frees that layer's activations: the live total
+  // j·a + (L−j)·g is linear in the layers done, so it peaks at an end, max(activations, gradients) — counted here
+  // as the part of the gradients above the activations (measured: data/calibration/gpu_train_h100-sxm.json,
+  // one-micro-batch rows against the accum2 row).
+  if (s.num_micro_batches() > 1) return buckets + grad_bytes;
+  return buckets + std::max(0.0, grad_bytes - activation_bytes);
+}
+
 MemoryBreakdown stage_memory(const StageContext& ctx, int stage, const StageSums& sums) {
   const Strategy& s = *ctx.strategy;
   const CostConstants& k = *ctx.constants;
@@ -108,6 +122,7 @@ MemoryBreakdown stage_memory(const StageContext& ctx, int stage, const StageSums
   // The backward of a recomputed layer re-materialises what its recompute mode dropped while the stage still
   // holds every in-flight micro-batch (the first backward follows the last warm-up forward): one layer at a time.
   mb.recompute_bytes = sums.max_recomputed_bytes;
+  mb.gradients_bytes = gradient_peak_bytes(s, mb.gradients_bytes, mb.activations_bytes);
   mb.workspace_bytes = k.workspace_bytes;
   // The optimizer step's temporaries (optim=): the step runs after the last backward, when a flushed schedule has
   // freed the activations and the recompute buffer, so only what exceeds them raises the peak; PipeDream and 2BW

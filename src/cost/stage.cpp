@@ -164,6 +164,29 @@ double overlapped(double comp, double comm, double slowdown) {
 
 }  // namespace
 
+// The eager stack under torch.autocast over fp32 parameters (plain loops, DDP: not FSDP/DeepSpeed's 16-bit
+// parameters) with a 16-bit compute dtype: its 16-bit weights are autocast's per-forward casts.
+// The eager stack's host time (Python and the dispatcher launching one kernel per op) is a floor under a
+// transformer block's GPU time: the host runs ahead of the GPU, so a pass whose kernels are shorter than their
+// launches takes the launches' time. Forward eager_host_block_s (by the block's norm form, a proxy for its op
+// count: Hugging Face RMSNorm and RoPE are ~8 and ~12 ops where LayerNorm is one), backward 2×, and a full
+// recompute adds eager_host_recompute_ratio forwards (the re-run forward plus checkpoint's hooks). Fitted to
+// strata's launch-bound single-GPU rows (data/cost_constants.json).
+static void apply_eager_host_floor(const model::LayerSpec& layer, const StageContext& ctx, model::Recompute mode,
+                                   LayerStageCost& out) {
+  const CostConstants& k = *ctx.constants;
+  if (!ctx.strategy->eager_elementwise || ctx.cpu || layer.heads <= 0) return;  // blocks only (they have heads)
+  const double fwd = layer.norm == model::Norm::rmsnorm ? k.eager_host_block_rmsnorm_s : k.eager_host_block_s;
+  if (fwd <= 0) return;
+  const double recompute = mode == model::Recompute::full ? k.eager_host_recompute_ratio * fwd : 0.0;
+  out.fwd_compute_s = std::max(out.fwd_compute_s, fwd);
+  out.bwd_compute_s = std::max(out.bwd_compute_s, 2.0 * fwd + recompute);
+}
+
+static bool autocast_weight_casts(const model::LayerQuery& q, const Strategy& s) {
+  return q.eager_elementwise && !q.eager_bf16_params && (s.dtype == hw::Dtype::bf16 || s.dtype == hw::Dtype::fp16);
+}
+
 void StageSums::add(const LayerStageCost& l, bool is_embedding) {
   fwd_s += l.fwd_s;
   bwd_s += l.bwd_s;
@@ -379,7 +402,10 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
     const double other_eff = ctx.cpu ? k.cpu_gemm_efficiency : gemm_efficiency(k, other_flops, s.dtype);
     const double other_s = other_flops > 0 ? other_flops / (ctx.peak_flops * other_eff) : 0;
     const double overhead_s = k.layer_overhead_s + (ctx.cpu ? k.cpu_layer_overhead_s : 0.0);
-    const double elem_mem_bw = s.eager_elementwise ? mem_bw * k.eager_elementwise_efficiency : mem_bw;
+    // The autocast stack's element-wise traffic is counted op by op (model/layer_eager.cpp), so it runs at the
+    // plain achievable bandwidth; the other eager stacks' fused-form count takes the fitted eager factor.
+    const bool per_op = autocast_weight_casts(q, s) && layer.heads > 0;  // transformer blocks
+    const double elem_mem_bw = s.eager_elementwise && !per_op ? mem_bw * k.eager_elementwise_efficiency : mem_bw;
     const double elem_s = (lc.fwd_elementwise_bytes + fp8_scaling_bytes(lc, recipe, s.fp8_separate_casts)) / elem_mem_bw;
     out.fwd_compute_s = gemm_s + other_s + elem_s + overhead_s;
     // Backward: dgrad + wgrad GEMMs (bwd_flops = 2× forward for GEMM layers), the fused attention kernel's own
@@ -400,6 +426,7 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
     }
     out.bwd_compute_s = bwd_ratio * (gemm_s - flash_s + other_s) + flash_bwd_s + 2.0 * elem_s + 2.0 * overhead_s +
                         out.recompute_s;
+    apply_eager_host_floor(layer, ctx, mode, out);
   }
   // ---- tensor-parallel collectives (Megatron: blocking; overlap=on: Oases) --------------------------------------------------
   if (s.tp > 1 && !(measured && measured->includes_tp_comm)) {
@@ -423,10 +450,22 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
   }
   // ---- memory --------------------------------------------------------------------------------------------------
   const double dp = s.dp_cp();  // ZeRO shards over the dp·cp replicas (Megatron's data-parallel group with cp)
+  double lc_recompute_extra = 0;  // autocast casts re-made inside a recomputed layer (below)
   const double p = lc.params_per_tp_rank;
   out.params_per_device = p;
   out.unsharded_weight_bytes = p * k.weight_bytes_per_param;
   out.weight_bytes = p * k.weight_bytes_per_param / (s.zero_stage >= 3 ? dp : 1.0);
+  if (autocast_weight_casts(q, s)) {
+    // Autocast over fp32 parameters: the 16-bit "weights" are autocast's cached casts, which outlive the autocast
+    // region only as tensors autograd saved. An embedding lookup is not autocast (no cast); a fully recomputed
+    // layer saves nothing in its forward, so its casts are made again, one layer at a time, in its recompute
+    // (measured: data/calibration/gpu_train_h100-sxm.json, the recompute=full rows).
+    if (model::is_embedding(layer.kind)) out.weight_bytes = 0;
+    else if (mode == model::Recompute::full) {
+      out.weight_bytes = 0;
+      lc_recompute_extra = out.unsharded_weight_bytes;
+    }
+  }
   out.grad_bytes = p * k.grad_bytes_per_param / (s.zero_stage >= 2 ? dp : 1.0);
   out.optimizer_bytes = p * k.optimizer_bytes_per_param / (s.zero_stage >= 1 ? dp : 1.0);
   out.static_bytes = out.weight_bytes + out.grad_bytes + out.optimizer_bytes;
@@ -435,7 +474,7 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
                              k.grad_bytes_per_param / (s.zero_stage >= 2 ? dp : 1.0) +
                              k.optimizer_bytes_per_param / (s.zero_stage >= 1 ? dp : 1.0));
   out.activation_bytes = lc.act_total_bytes();
-  out.recomputed_bytes = lc.act_recomputed_bytes;
+  out.recomputed_bytes = lc.act_recomputed_bytes + lc_recompute_extra;
   out.output_bytes = lc.output_bytes;
   out.flops_fwd = lc.fwd_flops;
   // ---- ZeRO-3: gather the layer's weights before forward and backward, reduce-scatter its gradients ----------

@@ -200,6 +200,9 @@ bool attention_inputs_16bit(hw::Dtype dtype) {
 std::string attention_unsupported(model::AttentionKernel kernel, const hw::GpuSpec& gpu, hw::Dtype dtype) {
   const auto name = model::to_string(kernel);
   if (!model::is_fused(kernel)) return {};
+  // The memory-efficient kernel (cutlass) runs fp32, fp16 and bf16 inputs on every CUDA GPU strata knows (sm70+);
+  // bf16 itself needs a bf16 GPU, which the dtype rule checks.
+  if (kernel == model::AttentionKernel::efficient) return {};
   // The fused kernels (FlashAttention v1/v2, cuDNN's fused attention) need 16-bit tensor cores: Ampere or newer
   // (sm80+; FlashAttention 2 README "Ampere, Ada, or Hopper GPUs"), whose marker in the catalog is bf16 support.
   // V100 (sm70) and T4 (sm75) have none (FlashAttention 2 dropped Turing; strata does not model FA1-on-Turing).

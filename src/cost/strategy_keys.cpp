@@ -309,8 +309,8 @@ const StrategyKey kKeys[] = {
        s.placement = detail::json_int_list(j, "placement", w, 0);
      },
      .copy = copy_field<&Strategy::placement>},
-    {.name = "attention", .values = "eager|flash|flash1|cudnn|auto", .default_text = "auto: flash where the GPU has "
-     "bf16 tensor cores, else eager", .rule = "fused kernels need such a GPU", .help = "attention kernel",
+    {.name = "attention", .values = "eager|flash|flash1|cudnn|efficient|auto", .default_text = "auto: flash where the GPU has "
+     "bf16 tensor cores, else eager", .rule = "flash, flash1 and cudnn need such a GPU and 16-bit inputs; efficient runs any dtype", .help = "attention kernel",
      .json_name = "attention", .python_name = "attention", .json_rank = 200, .enters_cost = true,
      .parse = [](Strategy& s, std::string_view, std::string_view v, const std::string& where, KeyParseState&) {
        s.attention = parse_attention_value(v, where + ": attention");
@@ -442,6 +442,25 @@ const StrategyKey kKeys[] = {
        if (auto o = core::opt_string(j, "optim", w)) s.optim = parse_optimizer_step(*o, w.field("optim").str());
      },
      .cost_values = cost_field<&Strategy::optim>, .copy = copy_field<&Strategy::optim>},
+    {.name = "grads", .values = "persistent|ondemand|ddp", .default_text = "persistent",
+     .rule = "", .help = "where gradients live: a persistent buffer (Megatron, DeepSpeed, FSDP), allocated on "
+     "demand in backward and freed by zero_grad(set_to_none=True) (a one-process PyTorch loop), or DDP's buckets "
+     "besides on-demand .grad tensors; set by --engine",
+     .json_name = "grads", .python_name = "grads", .json_rank = 176, .enters_cost = true,
+     .parse = [](Strategy& s, std::string_view, std::string_view v, const std::string& where, KeyParseState&) {
+       s.grads = parse_grad_buffer(v, where + ": grads");
+     },
+     .text = [](const Strategy& s) -> std::optional<std::string> {
+       if (s.grads == GradBuffer::persistent) return std::nullopt;
+       return std::string(to_string(s.grads));
+     },
+     .write_json = [](const Strategy& s, J& j) {
+       if (s.grads != GradBuffer::persistent) j["grads"] = std::string(to_string(s.grads));
+     },
+     .read_json = [](const Json& j, const JsonWhere& w, Strategy& s) {
+       if (auto o = core::opt_string(j, "grads", w)) s.grads = parse_grad_buffer(*o, w.field("grads").str());
+     },
+     .cost_values = cost_field<&Strategy::grads>, .copy = copy_field<&Strategy::grads>},
     // The per-stage form: last, in this order (stages= before layers=).
     {.name = "stages", .values = "GPU[@DEV+..]:dpN:tpN:LAYERS/..", .default_text = "the uniform form",
      .rule = "devices exist and are used once; layers sum to the chain", .help = "per-stage strategy: each stage "
@@ -483,6 +502,23 @@ std::string_view to_string(OptimizerStep o) {
     case OptimizerStep::forloop: return "forloop";
   }
   return "fused";
+}
+
+std::string_view to_string(GradBuffer g) {
+  switch (g) {
+    case GradBuffer::persistent: return "persistent";
+    case GradBuffer::ondemand: return "ondemand";
+    case GradBuffer::ddp: return "ddp";
+  }
+  return "persistent";
+}
+
+GradBuffer parse_grad_buffer(std::string_view text, const std::string& where) {
+  const auto t = core::to_lower(text);
+  if (t == "persistent") return GradBuffer::persistent;
+  if (t == "ondemand" || t == "on-demand") return GradBuffer::ondemand;
+  if (t == "ddp") return GradBuffer::ddp;
+  throw InputError(fmt::format("{}: '{}' is not persistent, ondemand or ddp", where, text));
 }
 
 OptimizerStep parse_optimizer_step(std::string_view text, const std::string& where) {

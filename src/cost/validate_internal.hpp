@@ -38,4 +38,13 @@ void measured_layer_rows(const CostConstants& k, const hw::Catalog& catalog, std
 inline constexpr const char* kSavedTensorsDataset = "PyTorch saved tensors (CPU)";
 void saved_tensor_rows(std::vector<ValidationRow>& out);
 
+// Whole models trained on one H100 by a plain PyTorch loop (scripts/gpu_train_probe.py;
+// data/calibration/gpu_train_h100-sxm.json) against estimate() on the pytorch engine's stack (validate_train.cpp):
+// peak allocated GiB (a memory source: target ≤ 5 % mean) and step time in ms (target ≤ 10 % mean); neither is
+// part of the throughput overall. Runs that ran out of memory go to `skipped`, saying whether strata agrees.
+inline constexpr const char* kTrainMemoryDataset = "PyTorch training H100 (memory)";
+inline constexpr const char* kTrainTimeDataset = "PyTorch training H100 (time)";
+void train_probe_rows(const CostConstants& k, const hw::Catalog& catalog, std::vector<ValidationRow>& out,
+                      std::vector<SkippedRow>& skipped);
+
 }  // namespace strata::cost::detail

@@ -46,11 +46,12 @@ constexpr std::array<std::pair<const char*, Activation>, 3> kActivations{
 constexpr std::array<std::pair<const char*, Norm>, 3> kNorms{
     {{"layernorm", Norm::layernorm}, {"rmsnorm", Norm::rmsnorm}, {"none", Norm::none}}};
 
-constexpr std::array<std::pair<const char*, AttentionKernel>, 4> kAttention{
+constexpr std::array<std::pair<const char*, AttentionKernel>, 5> kAttention{
     {{"eager", AttentionKernel::eager},
      {"flash", AttentionKernel::flash},
      {"flash1", AttentionKernel::flash1},
-     {"cudnn", AttentionKernel::cudnn}}};
+     {"cudnn", AttentionKernel::cudnn},
+     {"efficient", AttentionKernel::efficient}}};
 
 constexpr std::array<std::pair<const char*, LossPath>, 2> kLoss{{{"fused", LossPath::fused}, {"fp32", LossPath::fp32}}};
 

@@ -69,6 +69,50 @@ double eager_activation_bytes(Activation a, double B) {
   return 0;
 }
 
+bool eager_autocast(const Ctx& c) { return c.eager && c.R > c.B; }
+
+namespace {
+// Traffic of an eager norm over a residual of R bytes per element (autocast runs layer_norm in fp32: read R,
+// write 4; Hugging Face's RMSNorm: pow, mean, x·rsqrt and weight·x in fp32, plus the casts to and from fp32 when
+// the input is 16-bit).
+double eager_norm_traffic(Norm norm, double R) {
+  switch (norm) {
+    case Norm::layernorm: return R + 4;
+    case Norm::rmsnorm: return 8 + 4 + 8 + 8 + (R < 4 ? (R + 4) + (4 + R) : 0);
+    case Norm::none: return 0;
+  }
+  return 0;
+}
+}  // namespace
+
+double eager_attention_traffic_bytes(const LayerSpec& l, const Ctx& c) {
+  const double h = static_cast<double>(l.hidden), B = c.B, R = c.R, t = c.t;
+  const double kv_heads = static_cast<double>(l.kv_heads > 0 ? l.kv_heads : l.heads);
+  const double kvd = kv_heads * (h / static_cast<double>(l.heads));
+  const bool fused_qkv = l.activation != Activation::swiglu;  // as eager_attention_stored
+  double bytes = h * eager_norm_traffic(l.norm, R);
+  bytes += (fused_qkv ? 1.0 : 3.0) * h * (R + B);  // autocast's cast of the input per projection
+  // RoPE as Hugging Face writes it on q and k: q·cos, rotate_half (neg of a half, cat), ·sin, the sum.
+  if (!l.learned_positions) bytes += (h + kvd) / t * (2 * B + B + 2 * B + 2 * B + 3 * B);
+  if (kvd < h) bytes += 2 * (h + kvd) / t * B;  // repeat_kv: K and V copied to every query head
+  bytes += 2 * h / t * B;                        // the output's transpose(1, 2).reshape copy
+  if (l.dropout) bytes += h * (2 * B + 1);       // dropout on the output: read, write, mask
+  bytes += h * (R + B + R);                      // the residual add (fp32 + 16-bit into fp32)
+  return bytes;
+}
+
+double eager_mlp_traffic_bytes(const LayerSpec& l, const Ctx& c, double routed) {
+  const double h = static_cast<double>(l.hidden), f = static_cast<double>(l.ffn), B = c.B, R = c.R;
+  const bool swiglu = l.activation == Activation::swiglu;
+  double bytes = h * eager_norm_traffic(l.norm, R);
+  bytes += (swiglu ? 2.0 : 1.0) * h * (R + B);  // the casts of the MLP input
+  // GELU/ReLU read and write the inner activation; SwiGLU's SiLU does, then the product reads two and writes one.
+  bytes += routed * (f / c.t) * (swiglu ? 2 * B + 3 * B : 2 * B);
+  if (l.dropout) bytes += h * (2 * B + 1);
+  bytes += h * (R + B + R);
+  return bytes;
+}
+
 LossBytes loss_bytes_per_token(LossPath loss, double vocab_per_rank) {
   LossBytes out;
   if (loss == LossPath::fused) {

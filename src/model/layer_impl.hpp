@@ -41,6 +41,13 @@ struct LossBytes {
   double saved = 0, held = 0;
 };
 LossBytes loss_bytes_per_token(LossPath loss, double vocab_per_rank);
+// Under autocast over fp32 parameters (the eager stack's residual stream is fp32: Ctx::R > Ctx::B) every element-wise
+// op is its own kernel that reads its inputs and writes its output, which layer_eager.cpp counts op by op: the
+// forward bytes per token of the attention sub-block (norm, autocast casts of the GEMM inputs, RoPE, GQA's K/V
+// repeat, the output transpose copy, dropout, residual) and of the MLP sub-block, per tensor-parallel rank.
+bool eager_autocast(const Ctx& c);
+double eager_attention_traffic_bytes(const LayerSpec& l, const Ctx& c);
+double eager_mlp_traffic_bytes(const LayerSpec& l, const Ctx& c, double routed);
 
 // One sub-block's stored bytes in the accounting of transformer_cost (Acc): on every tp rank (/t under sp),
 // already per rank, and the attention scores (dropped by selective recompute).

@@ -142,7 +142,8 @@ void add_attention(Acc& acc, const LayerSpec& l, const Ctx& c, double q_len, dou
   // Non-GEMM traffic: norm (read+write), softmax (read+write) [+ dropout on probs], residual add (2 reads,
   // 1 write) [+ dropout on the output]. The flash kernel does softmax and dropout in on-chip memory.
   const double repl_tokens = c.sp ? tokens / t : tokens;
-  acc.elementwise_bytes += repl_tokens * sh.h * B * (2 + 3 + (l.dropout ? 2 : 0)) +
+  acc.elementwise_bytes += (eager_autocast(c) ? tokens * eager_attention_traffic_bytes(l, c)
+                                              : repl_tokens * sh.h * B * (2 + 3 + (l.dropout ? 2 : 0))) +
                            (c.flash ? 0.0 : probs * B * (2 + (l.dropout ? 2 : 0)));
   acc.allreduces += 1;
 }
@@ -191,8 +192,9 @@ void add_mlp(Acc& acc, const LayerSpec& l, const Ctx& c, double len) {
     acc.split_bytes += tokens * k * (f / t) * ((swiglu ? 2 : 1) * B + c.Bg);  // the last: fc2's input
   }
   const double repl_tokens = c.sp ? tokens / t : tokens;
-  acc.elementwise_bytes += repl_tokens * h * B * (2 + 3 + (l.dropout ? 2 : 0)) +
-                           tokens * k * (f / t) * B * (swiglu ? 3 : 2);
+  acc.elementwise_bytes += eager_autocast(c) ? tokens * eager_mlp_traffic_bytes(l, c, k)
+                                             : repl_tokens * h * B * (2 + 3 + (l.dropout ? 2 : 0)) +
+                                                   tokens * k * (f / t) * B * (swiglu ? 3 : 2);
   acc.allreduces += 1;
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "strata/core/error.hpp"
+#include "strata/core/numbers.hpp"
 #include "strata/sim/from_cost.hpp"
 
 namespace strata::sim {
@@ -28,9 +29,10 @@ void check_simulation_options(std::optional<int> iterations, std::optional<doubl
   if (overlap_slowdown && !(std::isfinite(*overlap_slowdown) && *overlap_slowdown >= 1))
     throw core::InputError(fmt::format("simulate: --overlap-slowdown: must be a finite number >= 1 (1 = no "
                                        "slowdown), got {}", *overlap_slowdown));
-  if (bucket_mib && !(std::isfinite(*bucket_mib) && *bucket_mib > 0 && *bucket_mib <= 1e6))
-    throw core::InputError(fmt::format("simulate: --bucket-mb: expected a size in MiB in (0, 1e6], got '{}'",
-                                       bucket_text.empty() ? fmt::format("{}", *bucket_mib) : bucket_text));
+  constexpr core::Range r = core::limits::kBucketMib;  // the CLI flag's range (one place)
+  if (bucket_mib && !(std::isfinite(*bucket_mib) && *bucket_mib >= r.lo && *bucket_mib <= r.hi))
+    throw core::InputError(fmt::format("simulate: --bucket-mb: expected a size in MiB in [{:g}, {:g}], got '{}'", r.lo,
+                                       r.hi, bucket_text.empty() ? fmt::format("{}", *bucket_mib) : bucket_text));
 }
 
 }  // namespace strata::sim

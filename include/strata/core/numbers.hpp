@@ -61,8 +61,10 @@ inline constexpr Range kDegreeCap{0, 1048576};       // --max-tp / --max-pp (0 =
 inline constexpr Range kSeed{0, 9007199254740992.0};  // 2^53: every seed is exact in a double (JSON)
 inline constexpr Range kSteps{1, 1000000};           // optimizer steps of a run
 inline constexpr Range kTimeoutS{0.1, 86400};        // a day
-inline constexpr Range kLr{1e-12, 100};              // learning rate
-inline constexpr Range kBucketMib{0.001, 1048576};   // gradient bucket, MiB
+// A learning rate up to 1e6: one that makes a run diverge (`--optimizer sgd --lr 1e4`) is a valid input whose run
+// reports the first non-finite loss (issue 40 §5); nan, inf and <= 0 are refused.
+inline constexpr Range kLr{1e-12, 1e6};              // learning rate
+inline constexpr Range kBucketMib{0.001, 1e6};       // gradient bucket, MiB (the simulator's bound too)
 inline constexpr Range kIterations{1, 1000};         // simulated iterations
 inline constexpr Range kOverlapSlowdown{1, 100};     // compute slowdown while communication overlaps it
 inline constexpr Range kPricePerHour{1e-6, 1000000};  // $ per GPU-hour

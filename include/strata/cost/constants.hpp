@@ -18,10 +18,12 @@ namespace strata::cost {
 struct CostConstants {
   // Achievable fraction of peak for a GEMM of F FLOPs (Calculon-style size-dependent efficiency):
   //   eff(F) = gemm_max_efficiency · F / (F + gemm_half_flops)           (tensor-core dtypes fp16/bf16/fp8)
-  //   fp32/tf32 GEMMs use fp32_gemm_max_efficiency with the same half size.
+  //   fp32/tf32 GEMMs use fp32_gemm_max_efficiency; tf32 the same half size, fp32 (CUDA cores, ~1/15 of the
+  //   tensor-core peak on A100 and H100) fp32_gemm_half_flops = gemm_half_flops / 15: the same fixed time per GEMM.
   double gemm_max_efficiency = 0.8;
   double gemm_half_flops = 2e9;
   double fp32_gemm_max_efficiency = 0.8;
+  double fp32_gemm_half_flops = 2e9 / 15.0;  // set from gemm_half_flops when a constants file does not give it
   // Per GPU type: the fraction of its datasheet peak that the fitted curve's efficiency applies to (clock under
   // power limits, the GPU's own achievable ratio), as (GPU name prefix, factor); a GPU matching no prefix: 1
   // (the A100 of Table 5). Fitted per GPU to data/calibration/ (data/cost_constants.json).
@@ -42,6 +44,9 @@ struct CostConstants {
   // fitted (data/cost_constants.json).
   double flash1_attention_efficiency = 0.25;
   double cudnn_attention_efficiency = 0.5;
+  // The memory-efficient kernel (attention=efficient) at the attention dtype's peak: fitted to strata's own fp32
+  // single-GPU training rows (data/calibration/gpu_train_h100-sxm.json; data/cost_constants.json).
+  double efficient_attention_efficiency = 0.5;
   // Achievable fraction of HBM bandwidth for element-wise kernels (norms, softmax, activations, dropout).
   double memory_bw_efficiency = 0.7;
   // Element-wise ops run one PyTorch kernel each (`elementwise=eager`: torchtitan without torch.compile,
@@ -53,6 +58,13 @@ struct CostConstants {
   double inter_node_bw_efficiency = 0.9;
   // Fixed time per layer per micro-batch pass (kernel launches, framework overhead), forward; backward 2×.
   double layer_overhead_s = 0.0;
+  // Eager PyTorch's host time per transformer block forward on a GPU (elementwise=eager; a floor, not a sum: the
+  // host runs ahead of short kernels), for LayerNorm blocks and for RMSNorm (Llama, Hugging Face form) blocks; a full
+  // recompute adds eager_host_recompute_ratio forwards in backward. Fitted to strata's launch-bound single-GPU rows
+  // (data/calibration/gpu_train_h100-sxm_floor.json); 0 = no floor.
+  double eager_host_block_s = 0.0;
+  double eager_host_block_rmsnorm_s = 0.0;
+  double eager_host_recompute_ratio = 0.0;
   // CPU devices (GPU type vendor "cpu": strata-exec's libtorch processes). The GEMM curve above was fitted on
   // GPUs, where its half size F½ stands for a kernel's fixed cost (F½ / (peak·e_max) ≈ 46 µs on an A100); on a
   // 50 GFLOP/s CPU the same F½ would charge 0.3 s per GEMM. A CPU GEMM instead takes F / (peak · cpu_gemm_efficiency)

@@ -67,6 +67,7 @@ struct EngineProfile {
   bool eager_elementwise = false, recompute_early_stop = false, fp8_separate_casts = false;  // the costed form
   std::string loss = "fp32";        // "fused" | "fp32": how the loss reads the logits (strategy key loss=)
   std::string optimizer = "fused";  // "fused" | "foreach" | "forloop" (strategy key optim=)
+  std::string grads = "persistent";  // "persistent" | "ondemand" | "ddp" (strategy key grads=; optional in the file)
   double allocator_headroom_fraction = 0.05;  // share of device memory the engine's allocator needs kept free
   // (c) launch rules and validator rules
   std::vector<std::string> launch;  // environment, rank layout, batch identity: one line each

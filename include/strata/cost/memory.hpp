@@ -18,6 +18,10 @@ struct Strategy;
 // tensors of one parameter, bounded by the largest layer (`largest_layer_params`). stage_memory adds what
 // exceeds the memory the step finds freed (MemoryBreakdown::optimizer_step_bytes).
 double optimizer_step_temp_bytes(OptimizerStep step, double state_params, double largest_layer_params);
+// The gradients' share of a device's peak under the strategy's grads= form (GradBuffer): all of them for a
+// persistent buffer or gradient accumulation; with one micro-batch per step and on-demand .grad tensors only what
+// exceeds the activations (backward frees those as it allocates these); DDP adds its buckets.
+double gradient_peak_bytes(const Strategy& s, double grad_bytes, double activation_bytes);
 
 // Memory kept free on every device: an absolute reserve or a share of the device's capacity. The default
 // (neither given) is default_headroom_fraction of the capacity (per stack: the caching allocator's

@@ -29,6 +29,17 @@ enum class OptimizerStep { fused, foreach, forloop };
 std::string_view to_string(OptimizerStep o);                                         // "fused", "foreach", ...
 OptimizerStep parse_optimizer_step(std::string_view text, const std::string& where);  // InputError otherwise
 
+// Where gradients live (`grads=`, docs/strategy.md; cost::stage_memory prices it): a persistent buffer held from
+// the first backward to the optimizer step (Megatron's main_grad buffers, DeepSpeed, FSDP: the default); on demand
+// (a single-process PyTorch loop: each param.grad is allocated in backward and freed by
+// zero_grad(set_to_none=True), so with one micro-batch per step the backward turns activations into gradients
+// and the peak holds the larger of the two, not their sum); or DDP (PyTorch DistributedDataParallel with its
+// default gradient_as_bucket_view=False: persistent all-reduce buckets of the gradients' size besides the
+// on-demand param.grad tensors; with one process it is the on-demand form).
+enum class GradBuffer { persistent, ondemand, ddp };
+std::string_view to_string(GradBuffer g);                                     // "persistent", "ondemand", "ddp"
+GradBuffer parse_grad_buffer(std::string_view text, const std::string& where);  // InputError otherwise
+
 // --- Per-stage and per-layer choices (docs/strategy.md "Per-stage strategies") ---------------------------------
 // A uniform strategy has one (dp, tp) for every pipeline stage and uses every device (Megatron). A per-stage
 // strategy lists its stages: each its own device set, (dp_i, tp_i) and layer count, optionally one choice per
@@ -106,6 +117,7 @@ struct Strategy {
   // Attention kernel; unset = the default of each stage's GPU (attention_kernel_for: flash where supported).
   std::optional<model::AttentionKernel> attention;
   OptimizerStep optim = OptimizerStep::fused;  // `optim=`: how the AdamW step runs (see OptimizerStep)
+  GradBuffer grads = GradBuffer::persistent;   // `grads=`: where gradients live (see GradBuffer)
   // Layers per pipeline chunk, in chain order (size pp·v), counting entries of the model's layer chain
   // (embedding and head included). Empty = default: blocks spread evenly, embedding with the first chunk, head
   // with the last (Megatron).

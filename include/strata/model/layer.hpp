@@ -29,7 +29,10 @@ Recompute parse_recompute(std::string_view text, const std::string& where);  // 
 // The fused kernels differ only in speed (cost/constants: one efficiency each): flash = FlashAttention-2
 // (Dao 2023; PyTorch SDPA's flash backend), flash1 = FlashAttention v1 (Dao et al. 2022), cudnn = cuDNN's
 // fused attention as TransformerEngine runs it (Megatron-core, NeMo). Their memory is the same.
-enum class AttentionKernel { eager, flash, flash1, cudnn };
+// efficient: the memory-efficient kernel (xFormers/cutlass; PyTorch SDPA's EFFICIENT_ATTENTION backend), which
+// saves what flash saves (Q, K, V, the output and the log-sum-exp) and runs fp32 and fp16 on any CUDA GPU; PyTorch
+// picks it where FlashAttention has no kernel (fp32 inputs, pre-Ampere GPUs).
+enum class AttentionKernel { eager, flash, flash1, cudnn, efficient };
 inline bool is_fused(AttentionKernel k) { return k != AttentionKernel::eager; }
 std::string_view to_string(AttentionKernel k);
 AttentionKernel parse_attention_kernel(std::string_view text, const std::string& where);  // InputError otherwise
