@@ -15,13 +15,18 @@ void register_exec_commands(CLI::App& app, const ExecHandlers& handlers) {
       "Train a strategy for real: spawns dp·tp·pp local processes (libtorch + c10d Gloo, fp32 on CPU) that train the "
       "GPT model on a seeded synthetic token stream, and reports the loss per step, iteration times, per-stage "
       "compute/wait and peak memory. Under torchrun (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT set) each process "
-      "is one rank instead.\n\nExample: strata run --model tiny-gpt --strategy dp=2,tp=2,gbs=8 --steps 5\n"
-      "         strata run --model small-gpt --strategy pp=4,mbs=2,gbs=16,schedule=1f1b --steps 10 --json run.json");
+      "is one rank instead. Per-stage strategies (stages=..., each stage its own dp, tp and layers; gpipe or 1f1b; "
+      "any ZeRO) run on the stages' dp·tp processes, re-sharding activations and gradients between stages.\n\n"
+      "Example: strata run --model tiny-gpt --strategy dp=2,tp=2,gbs=8 --steps 5\n"
+      "         strata run --model small-gpt --strategy pp=4,mbs=2,gbs=16,schedule=1f1b --steps 10 --json run.json\n"
+      "         strata run --model tiny-gpt --strategy \"gbs=8,zero=1,stages=0+1:dp2:tp1:3/2+3:dp1:tp2:3\" --steps 5");
   run->add_option("--plan", ra->plan, "Strategy file or plan file (its \"best\" strategy); see docs/strategy.md");
   run->add_option("--model", ra->model, "Model: zoo name (tiny-gpt, small-gpt, ...) or model JSON file");
   run->add_option("--strategy", ra->strategy,
-                  "Strategy, e.g. dp=2,tp=2,pp=1,mbs=1,gbs=8,schedule=1f1b,zero=1,recompute=full,sp=on");
-  run->add_option("--world-size", ra->world_size, "Number of ranks (default: dp·tp·pp of the strategy)")
+                  "Strategy, e.g. dp=2,tp=2,pp=1,mbs=1,gbs=8,schedule=1f1b,zero=1,recompute=full,sp=on, or per stage "
+                  "gbs=8,stages=0+1:dp2:tp1:3/2+3:dp1:tp2:3 (docs/strategy.md)");
+  run->add_option("--world-size", ra->world_size,
+                  "Number of ranks (default: dp·tp·pp of the strategy; per stage: the sum of dp·tp over the stages)")
       ->check(integer_in(core::limits::kWorldSize));
   run->add_option("--steps", ra->steps, "Optimizer steps to run (default 10)")->check(integer_in(core::limits::kSteps));
   run->add_option("--seed", ra->seed, "Seed of the data stream and the initial weights (default 1)")

@@ -22,6 +22,7 @@
 
 #include "strata/core/error.hpp"
 #include "strata/core/text.hpp"
+#include "strata/cost/per_stage.hpp"
 #include "strata/exec/run.hpp"
 
 namespace strata::exec {
@@ -52,9 +53,8 @@ double entry_activation_bytes(const GptDims& d, const cost::Strategy& s, int e) 
   return kFp32 * sq * b * h * (34 + attention);
 }
 
-// Bytes one rank holding the chunk of chain entries [first, last) needs.
-double chunk_rank_bytes(const RunOptions& o, int first, int last) {
-  const auto& s = o.strategy;
+// Bytes one rank holding the chunk of chain entries [first, last) needs under the (uniform) strategy s.
+double chunk_rank_bytes(const RunOptions& o, const cost::Strategy& s, int first, int last) {
   double params = 0, activations = 0;
   for (int e = first; e < last; ++e) {
     params += entry_params(o.model, e, s.tp);
@@ -66,9 +66,23 @@ double chunk_rank_bytes(const RunOptions& o, int first, int last) {
   return 4 * (2 * params + optimizer + zero3_shard) + activations;
 }
 
+// Per-stage strategies: stage i's ranks hold its layers at its own dp and tp (the stage-local view they run).
+HostMemoryNeed per_stage_need(const RunOptions& o) {
+  HostMemoryNeed need;
+  const auto& s = o.strategy;
+  const auto bounds = cost::chunk_boundaries(s);
+  for (int i = 0; i < static_cast<int>(s.stages.size()); ++i) {
+    const double b = chunk_rank_bytes(o, cost::stage_local_strategy(s, i), bounds[i], bounds[i + 1]);
+    need.largest_rank_bytes = std::max(need.largest_rank_bytes, b);
+    need.all_ranks_bytes += b * s.stages[i].dp * s.stages[i].tp;
+  }
+  return need;
+}
+
 }  // namespace
 
 HostMemoryNeed host_memory_need(const RunOptions& o) {
+  if (!cost::is_uniform(o.strategy)) return per_stage_need(o);
   HostMemoryNeed need;
   const auto& s = o.strategy;
   const int stages = s.pp;
@@ -76,7 +90,7 @@ HostMemoryNeed host_memory_need(const RunOptions& o) {
   int first = 0;
   for (std::size_t k = 0; k < s.split.size(); ++k) {  // chunk k runs on stage k mod pp (interleaved order)
     const int last = first + s.split[k];
-    stage_bytes[k % stages] += chunk_rank_bytes(o, first, last);
+    stage_bytes[k % stages] += chunk_rank_bytes(o, s, first, last);
     first = last;
   }
   for (double b : stage_bytes) {

@@ -34,9 +34,13 @@ void check_choice(const cost::LayerChoice& lc, const cost::StageView& v, int sta
 
 void split_layer_choices(const model::Model& m, const cost::Strategy& s, const hw::Cluster& c, RunOptions& o) {
   if (!cost::is_layerwise(s, c)) {
-    // Uniform, or per-stage (dp_i, tp_i) without layer choices: run as they are (issue 14's per-stage path).
+    // Uniform, or per-stage (dp_i, tp_i) without layer choices: run as they are (the per-stage path, issues 14
+    // and 41). Layer choices need the per-layer form: one (dp, tp) for all stages and every device used.
     for (const auto& st : s.stages)
-      if (!st.layer_choices.empty()) cost::require_uniform(s, "running");  // layer choices with per-stage (dp, tp)
+      if (!st.layer_choices.empty())
+        throw core::InputError("--strategy: the executor does not support this: per-layer choices (layers=) in a "
+                               "per-stage strategy whose stages differ in (dp, tp) or leave devices idle (per-layer "
+                               "choices run when every stage has one dp and tp and all devices are used)");
     return;
   }
   if (s.schedule == cost::Schedule::pipedream || s.schedule == cost::Schedule::two_bw)

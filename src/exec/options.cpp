@@ -131,15 +131,15 @@ hw::Cluster local_cpu_cluster(int world_size) {
 }
 
 std::string unsupported_reason(const GptDims& d, const cost::Strategy& s) {
-  if (!cost::is_uniform(s)) {  // per-stage (issue 14): flush schedules, ZeRO 0, one tp, every stage as its own view
+  if (!cost::is_uniform(s)) {
+    // Per-stage (issues 14, 41): flush schedules, each stage its own dp, tp and ZeRO shards, every stage run as its
+    // own uniform view; the boundary transfers re-shard between stages of different dp and tp (worker_p2p).
     for (const auto& st : s.stages)
-      if (!st.layer_choices.empty()) return "per-layer choices (layers=) in a per-stage strategy (the executor runs them in the per-layer form only)";
+      if (!st.layer_choices.empty())
+        return "per-layer choices (layers=) in a per-stage strategy whose stages differ in (dp, tp) or leave devices "
+               "idle (per-layer choices run when every stage has one dp and tp and all devices are used)";
     if (s.schedule != cost::Schedule::gpipe && s.schedule != cost::Schedule::one_f_one_b)
       return "per-stage strategies run gpipe or 1f1b (PipeDream's replicated async mode is not built)";
-    if (s.zero_stage != 0) return "per-stage strategies run zero = 0";
-    for (const auto& st : s.stages)
-      if (st.tp != s.stages.front().tp)
-        return "per-stage strategies run one tp for every stage (re-sharding between tp degrees is not built)";
     for (int i = 0; i < static_cast<int>(s.stages.size()); ++i)
       if (auto why = unsupported_reason(d, cost::stage_local_strategy(s, i)); !why.empty())
         return fmt::format("stage {}: {}", i, why);

@@ -184,10 +184,10 @@ RunRecord worker_run(const RunOptions& o, const DistEnv& env, const std::string&
     w.pp = make_group("pp", ppm);
     if (o.model.tied_embeddings && L.pp > 1 && (L.stage == 0 || L.stage == L.pp - 1)) {
       std::vector<int> emb = {L.rank_of(0, L.dp_rank, L.tp_rank), L.rank_of(L.pp - 1, L.dp_rank, L.tp_rank)};
-      if (L.per_stage()) {  // every replica of the first and the last stage (sync_tied scales by 1/dp)
+      if (L.per_stage()) {  // every rank of the first and the last stage (sync_tied_per_stage scales the copies)
         emb.clear();
         for (int st : {0, L.pp - 1})
-          for (int d = 0; d < L.stage_dp[st]; ++d) emb.push_back(L.rank_of(st, d, L.tp_rank));
+          for (int r = 0; r < L.stage_dp[st] * L.stage_tp[st]; ++r) emb.push_back(L.first_rank[st] + r);
       }
       w.emb = make_group("embedding", emb);
     }

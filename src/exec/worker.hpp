@@ -169,6 +169,7 @@ struct Worker {
   // Tied embeddings (Megatron): the embedding on the first stage and its copy in the head on the last stage
   // receive the sum of both gradients, so both copies stay identical.
   void sync_tied(const std::vector<std::pair<Chunk*, ParamBuf*>>& active);
+  void sync_tied_per_stage(std::vector<Tensor>& local, const std::vector<bool>& summed);
   // ---- optimizer (worker_dp) -------------------------------------------------------------------------------------
   // One optimizer update of p by g; Adam's states are c.exp_avg[state_off, state_off + p.numel()) and its step
   // count c.opt_step (advanced once per chunk and step by reduce_and_update_flush / update_async).
@@ -186,10 +187,13 @@ struct Worker {
   // Per-stage strategies deal a step's micro-batches to a stage's replicas in blocks (replica d of stage s runs
   // global micro-batches d·m_s … d·m_s + m_s − 1, as samples() reads them): the peer of a transfer and the tag are
   // found from the global micro-batch; the uniform form sends to the same dp/tp rank of the peer stage (pp group).
+  // Stages of different tp: a receiver takes the tensor from one sender tp rank, a sender may feed several.
   std::int64_t p2p_micro(std::int64_t local_micro) const;
-  int p2p_peer(int peer_stage, std::int64_t local_micro) const;
+  int p2p_replica(int peer_stage, std::int64_t local_micro) const;
+  int p2p_source(int peer_stage, std::int64_t local_micro) const;
+  std::vector<int> p2p_targets(int peer_stage, std::int64_t local_micro) const;
   Tensor recv(int src_stage, int t, const std::string& what);
-  void send(const Tensor& x, int dst_stage, int t);
+  void send(const Tensor& x, const std::vector<int>& dsts, int t);
   void drain_sends(bool all);
   // ---- the program interpreter (worker_program) ------------------------------------------------------------------
   Tensor samples(std::int64_t step, std::int64_t mb) const;

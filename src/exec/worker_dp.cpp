@@ -81,20 +81,34 @@ void Worker::finish_dp_and_sp(Chunk& c, ParamBuf& buf) {
 
 namespace {
 // The tied sum itself: both copies on this rank, or one here and one over the first/last-stage group.
-// per_stage_dp: the stage's dp in a per-stage run (each replica of the first and last stage is in `emb`), else 1.
-void sum_tied(std::vector<Tensor>& local, const Group& emb, int per_stage_dp) {
+void sum_tied(std::vector<Tensor>& local, const Group& emb) {
   if (local.size() == 2) {
     Tensor sum = local[0] + local[1];
     local[0].copy_(sum);
     local[1].copy_(sum);
   } else if (local.size() == 1 && emb.size > 1) {
-    // Per-stage: the group holds every replica of the first and last stage, whose (DP-summed) copies are equal;
-    // each contributes 1/dp of its copy, so the sum is embedding + head gradient once.
-    if (per_stage_dp > 1) local[0].div_(per_stage_dp);
     allreduce_sum(local[0], emb, "tied-embedding gradient all-reduce");
   }
 }
 }  // namespace
+
+// Per-stage strategies: `emb` holds every rank of the first and the last stage, whose dp and tp may differ. A copy
+// already summed over its stage's dp (ZeRO 0/1 buckets, or dp = 1) is the same on all dp·tp ranks of the stage, so
+// each contributes 1/(dp·tp) of it; a copy reduced later (ZeRO-2's or ZeRO-3's reduce-scatter) is this replica's
+// partial sum, the same on its tp ranks: each contributes 1/tp, and after the all-reduce (which then holds the
+// whole sum) only dp rank 0 keeps it, so the stage's reduce-scatter adds it once.
+void Worker::sync_tied_per_stage(std::vector<Tensor>& local, const std::vector<bool>& summed) {
+  if (local.size() == 2 || emb.size <= 1) {  // one stage holds both copies (or no partner): the plain sum
+    if (local.size() == 2 && summed[0] != summed[1])
+      throw std::logic_error("tied copies of one rank reduced at different times");
+    sum_tied(local, emb);
+    return;
+  }
+  if (local.size() != 1) return;
+  local[0].div_(static_cast<double>(summed[0] ? L.dp * L.tp : L.tp));
+  allreduce_sum(local[0], emb, "tied-embedding gradient all-reduce");
+  if (!summed[0] && L.dp_rank != 0) local[0].zero_();
+}
 
 // Tied embeddings (Megatron): the embedding on the first stage and its copy in the head on the last stage
 // receive the sum of both gradients, so both copies stay identical.
@@ -106,14 +120,18 @@ void Worker::sync_tied(const std::vector<std::pair<Chunk*, ParamBuf*>>& active) 
   const auto reduced_here = [&](int e) { return overlapped_dp() && !entry_sdp(e); };
   const bool mixed = reduced_here(0) != reduced_here(opt.model.chain_length() - 1);
   std::vector<Tensor> local, later;
+  std::vector<bool> summed;  // per copy: already summed over dp (per-stage runs)
   for (auto [c, b] : active)
     for (std::size_t i = 0; i < c->meta.names.size(); ++i)
       if (c->meta.tied[i]) {
         local.push_back(b->gflat.narrow(0, c->meta.offsets[i], c->meta.numels[i]));
-        if (mixed && (c->meta.offsets[i] >= c->meta.dp_elems || !overlapped_dp())) later.push_back(local.back());
+        const bool reduced_later = c->meta.offsets[i] >= c->meta.dp_elems || !overlapped_dp();
+        summed.push_back(L.dp == 1 || !reduced_later);
+        if (mixed && reduced_later) later.push_back(local.back());
       }
+  if (L.per_stage()) return sync_tied_per_stage(local, summed);
   for (auto& g : later) allreduce_sum(g, dp, "tied-embedding gradient all-reduce (dp)");
-  sum_tied(local, emb, L.per_stage() ? L.dp : 1);
+  sum_tied(local, emb);
   if (L.dp_rank != 0)
     for (auto& g : later) g.zero_();
 }

@@ -125,25 +125,25 @@ void Worker::run_op(const cost::ProgramOp& op) {
     case K::zero3_gather: gather_params(*chunks[op.chunk]); break;
     case K::recv_activation: {
       Flight& f = flights[{op.micro, op.chunk}];
-      f.input = recv(p2p_peer(op.peer_stage, op.micro), tag(p2p_micro(op.micro), g - 1, false),
+      f.input = recv(p2p_source(op.peer_stage, op.micro), tag(p2p_micro(op.micro), g - 1, false),
                      "pipeline receive (activation)");
       f.input.requires_grad_(true);
       break;
     }
     case K::forward: forward_op(op); break;
     case K::send_activation:
-      send(flights.at({op.micro, op.chunk}).output, p2p_peer(op.peer_stage, op.micro),
+      send(flights.at({op.micro, op.chunk}).output, p2p_targets(op.peer_stage, op.micro),
            tag(p2p_micro(op.micro), g, false));
       break;
     case K::recv_gradient:
       flights.at({op.micro, op.chunk}).grad_in =
-          recv(p2p_peer(op.peer_stage, op.micro), tag(p2p_micro(op.micro), g + 1, true), "pipeline receive (gradient)");
+          recv(p2p_source(op.peer_stage, op.micro), tag(p2p_micro(op.micro), g + 1, true), "pipeline receive (gradient)");
       break;
     case K::backward: backward_op(op); break;
     case K::send_gradient: {
       auto it = grads_out.find({op.micro, op.chunk});
       if (it == grads_out.end()) throw std::logic_error("gradient send before its backward");
-      send(it->second, p2p_peer(op.peer_stage, op.micro), tag(p2p_micro(op.micro), g, true));
+      send(it->second, p2p_targets(op.peer_stage, op.micro), tag(p2p_micro(op.micro), g, true));
       grads_out.erase(it);
       break;
     }

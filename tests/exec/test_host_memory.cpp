@@ -56,6 +56,17 @@ TEST(HostMemory, AllRanksSumTheStagesAndReplicas) {
   EXPECT_GE(pp2.largest_rank_bytes, pp2.all_ranks_bytes / 2);
 }
 
+TEST(HostMemory, PerStageCountsEachStageAtItsOwnDpAndTp) {
+  // Stage 0 (entries 0-2) on two replicas at tp 1, stage 1 (entries 3-5) on one replica at tp 2: Adam's states are
+  // 8 bytes per parameter each rank holds (no ZeRO), summed over the four ranks.
+  const std::string s = "mbs=1,gbs=4,stages=0+1:dp2:tp1:3/2+3:dp1:tp2:3";
+  const auto adam = options(s, Optimizer::adam), sgd = options(s, Optimizer::sgd);
+  const double p0 = runtime_params(adam.model, 0, 3, 1), p1 = runtime_params(adam.model, 3, 6, 2);
+  EXPECT_NEAR(host_memory_need(adam).all_ranks_bytes - host_memory_need(sgd).all_ranks_bytes, 8 * (2 * p0 + 2 * p1),
+              1e-6 * p0);
+  EXPECT_GT(host_memory_need(adam).largest_rank_bytes, 4 * 2 * std::max(p0, p1));  // weights + gradients at least
+}
+
 TEST(HostMemory, RefusesWhatTheHostCannotHold) {
   const double available = available_host_memory_bytes();
   if (available < 0) GTEST_SKIP() << "no MemAvailable in /proc/meminfo";
