@@ -12,6 +12,7 @@
 #include "strata/cost/memory.hpp"
 #include "strata/cost/strategy_keys.hpp"
 #include "strata/plan/layerwise.hpp"
+#include "strata/plan/plan_inputs.hpp"
 #include "strata/plan/stage_search.hpp"
 
 namespace strata::python {
@@ -25,6 +26,27 @@ struct BaselineView {
   std::shared_ptr<const PlanHandle> plan;
   const plan::Baseline* base;
 };
+
+// A planner run with the model/cluster definitions its plan file embeds (plan::input_definitions: files and dicts,
+// as `strata plan --json` embeds files). run_plan makes every Plan, so every PlanHandle of strata.plan is one.
+struct PlanRun : PlanHandle {
+  nlohmann::ordered_json definitions = nlohmann::ordered_json::object();
+};
+
+// Where a model or cluster argument came from: a spec string, or a dict (its own definition). A strata.Model /
+// strata.Cluster object carries neither, so a plan made from one records only its name.
+plan::InputSource input_source(py::handle o) {
+  if (py::isinstance<py::str>(o)) return {o.cast<std::string>(), std::nullopt};
+  if (py::isinstance<py::dict>(o)) return {"", nlohmann::ordered_json(from_python(o, ""))};
+  return {};
+}
+
+// The plan file of `strata plan --json`: plan::plan_to_json and the embedded definitions.
+nlohmann::ordered_json plan_file(const std::shared_ptr<PlanHandle>& h) {
+  auto j = plan::plan_to_json(h->r, *h->m, *h->c, h->opt);
+  j.update(std::static_pointer_cast<PlanRun>(h)->definitions);
+  return j;
+}
 
 EstimateResult estimate_of(const PlanHandle& h, const cost::Strategy& s, const cost::Estimate& e) {
   return EstimateResult{h.m, h.c, s, e};
@@ -147,30 +169,12 @@ void set_plan_keys(const py::kwargs& keys, const PlanCall& a, plan::PlanOptions&
 void run_extra_searches(PlanHandle& h, const PlanCall& a) {
   const plan::PlanOptions& opt = h.opt;
   if (a.per_stage) {
-    plan::StageSearchOptions so;
-    so.global_batch = opt.global_batch;
-    so.dtype = opt.dtype;
-    so.eager_elementwise = opt.eager_elementwise;
-    so.max_tp = opt.max_tp;
-    so.max_stages = opt.max_pp;
-    so.cost = opt.cost;
-    so.objective = plan::parse_stage_objective(a.objective, "plan: --objective");
-    so.budget_usd_per_hour = a.budget_usd_per_hour;
-    so.schedule = cost::parse_schedule(a.stage_schedule, "plan: --stage-schedule");
-    if (so.schedule == cost::Schedule::interleaved)
-      throw core::InputError("plan: --stage-schedule: interleaved is not a per-stage schedule (gpipe, 1f1b, "
-                             "pipedream, 2bw)");
-    for (const auto& [type, usd] : a.prices) so.usd_per_gpu_hour[core::to_lower(type)] = usd;
+    // The same options as `strata plan --per-stage` (plan/plan_inputs: one function for both front ends).
+    const auto so = plan::per_stage_options(opt, {a.objective, a.stage_schedule, a.budget_usd_per_hour, a.prices});
     h.per_stage = plan::search_per_stage(*h.m, *h.c, so);
   }
   if (a.layerwise) {
-    plan::LayerwiseOptions lo;
-    lo.global_batch = opt.global_batch;
-    lo.dtype = opt.dtype;
-    lo.cost = opt.cost;
-    lo.max_pp = opt.max_pp;
-    if (opt.max_tp > 0) lo.space.max_tp = opt.max_tp;
-    h.layerwise = plan::plan_layerwise(*h.m, *h.c, lo);
+    h.layerwise = plan::plan_layerwise(*h.m, *h.c, plan::layerwise_options(opt));  // as `strata plan --layerwise`
   }
 }
 
@@ -213,9 +217,10 @@ std::shared_ptr<PlanHandle> run_plan(py::object model, py::object cluster, const
                                      const py::kwargs& keys) {
   check_plan_call(a);
   namespace lim = core::limits;
-  auto h = std::make_shared<PlanHandle>();
+  auto h = std::make_shared<PlanRun>();
   h->m = as_model(model, opt_int_arg(a.seq, lim::kSeq, "--seq"));
   h->c = as_cluster(cluster);
+  h->definitions = plan::input_definitions(input_source(model), *h->m, input_source(cluster), *h->c);
   plan::PlanOptions& opt = h->opt;
   // Every number checked first, with the CLI's flags' ranges and words (core/numbers.hpp); gbs: 'auto' or an int
   // (its range, >= 1 and gbs·seq <= 2^53, in plan::check_plan_options, whose words the CLI's --gbs shares).
@@ -330,10 +335,11 @@ strata.estimate(), strata.simulate() and strata.export() accept as the strategy.
       .def("explain", [](const std::shared_ptr<PlanHandle>& h) { return explain_text(*h); },
            "Why this plan, the baselines' notes and what was discarded: the text of `strata plan --explain`.")
       .def("to_dict", [](const std::shared_ptr<PlanHandle>& h) {
-            return to_python(plan::plan_to_json(h->r, *h->m, *h->c, h->opt)); },
-           "The plan file `strata plan --json` writes, as a dict.")
+            return to_python(plan_file(h)); },
+           "The plan file `strata plan --json` writes, as a dict (with model_definition / cluster_definition when "
+           "they came from files or dicts, as the CLI's).")
       .def("to_json", [](const std::shared_ptr<PlanHandle>& h) {
-            return dump(plan::plan_to_json(h->r, *h->m, *h->c, h->opt)); },
+            return dump(plan_file(h)); },
            "The plan file's text (without the final newline); `strata estimate --strategy-file` reads it.")
       .def("__repr__", [](const std::shared_ptr<PlanHandle>& h) {
             return fmt::format("strata.Plan(model='{}', cluster='{}', gbs={}, best='{}')", h->m->name, h->c->name,

@@ -14,6 +14,7 @@
 #include "engine_flag.hpp"
 #include "export_hooks.hpp"
 #include "io.hpp"
+#include "plan_flags.hpp"
 #include "plan_layerwise.hpp"
 #include "plan_per_stage.hpp"
 #include "plan_source.hpp"
@@ -24,31 +25,11 @@
 #include "strata/cost/profile.hpp"
 #include "strata/hw/cluster.hpp"
 #include "strata/model/model.hpp"
-#include "strata/plan/search.hpp"
 #include "plan_oases.hpp"
+#include "strata/plan/search.hpp"
 
 namespace strata::cli {
 namespace {
-
-struct PlanArgs {
-  std::string model, cluster, space = "full", placement = "hetero", json_file, profile, dtype = "bf16", memory_headroom,
-      report_file, elementwise = "fused", fp8_cast = "fused", optim = "fused";
-  std::string objective = "margin";    // --objective: margin (safest within 2 % of the fastest) or fastest
-  bool earlystop = false;              // --earlystop: full recompute as PyTorch's non-reentrant checkpoint
-  bool memory_headroom_given = false;  // set even for an empty value (rejected)
-  std::int64_t gbs = 0;                // 0 = --gbs auto
-  std::string gbs_text, memory_budget;  // --gbs (integer or auto), --memory-budget GIB
-  bool layerwise = false;              // --layerwise: Galvatron-BMW per-layer search (plan_layerwise.cpp)
-  std::optional<std::int64_t> seq;
-  int top = 5, threads = 1, max_tp = 0, max_pp = 0;
-  int trials = 0, trial_steps = 4;
-  double trial_timeout_s = 120;
-  bool explain = false;
-  bool oases_blocks = false;              // --oases-blocks (plan_oases.cpp)
-  std::string export_engine, compare_to;  // --export, --compare-to (cmd_export.cpp)
-  PerStageArgs per_stage;                 // --per-stage and its options (plan_per_stage.cpp)
-  std::string engine;                     // --engine (engine_flag.cpp)
-};
 
 std::string split_text(const cost::Strategy& s) {
   std::vector<std::string> parts;
@@ -87,11 +68,10 @@ std::vector<std::string> plan_row(const std::string& name, const hw::Cluster& c,
 }
 
 // Every flag checked before the search, so that a typo costs no search time.
-void check_plan_args(PlanArgs& a, const model::Model& m) {
+void check_plan_args(const PlanArgs& a, const model::Model& m) {
   if (a.objective != "margin" && a.objective != "fastest" && a.objective != "cheapest" && a.objective != "budget")
     throw core::InputError(fmt::format("plan: --objective: unknown objective '{}' (valid: margin, fastest; with "
                                        "--per-stage also cheapest, budget)", core::printable(a.objective)));
-  a.gbs = parse_gbs_flag(a.gbs_text, "plan: --gbs");  // 0 = auto (the --gbs auto sweep)
   plan::PlanOptions o;  // gbs, top, threads, max-tp/pp: the checks the Python API shares (plan/options_check.cpp)
   o.global_batch = a.gbs == 0 ? 1 : a.gbs;  // auto: no batch size to check yet
   o.top_k = a.top;
@@ -105,7 +85,8 @@ void check_plan_args(PlanArgs& a, const model::Model& m) {
   check_per_stage_args(a.per_stage);
 }
 
-// --earlystop and --fp8-cast: how the stack runs full recompute and fp8 (docs/strategy.md earlystop, fp8cast).
+// --earlystop, --fp8-cast and --optim: how the stack runs full recompute, fp8 and the step (docs/strategy.md
+// earlystop, fp8cast, optim). Which search they apply to is the table's (plan_flags.cpp); here their values.
 void set_stack_forms(const PlanArgs& a, plan::PlanOptions& opt) {
   if (a.fp8_cast != "fused" && a.fp8_cast != "separate")
     throw core::InputError(fmt::format("plan: --fp8-cast: '{}' is not fused or separate", a.fp8_cast));
@@ -114,13 +95,6 @@ void set_stack_forms(const PlanArgs& a, plan::PlanOptions& opt) {
     throw core::InputError("plan: --fp8-cast separate needs --dtype fp8");
   opt.recompute_early_stop = a.earlystop;
   opt.optim = cost::parse_optimizer_step(a.optim, "plan: --optim");
-  const bool other_search = a.oases_blocks || a.layerwise || a.gbs == 0 || a.per_stage.enabled;
-  if ((opt.recompute_early_stop || opt.fp8_separate_casts) && other_search)
-    throw core::InputError("plan: --earlystop and --fp8-cast apply to the strategy search (not to --oases-blocks, "
-                           "--layerwise, --per-stage or --gbs auto)");
-  if (opt.optim != cost::OptimizerStep::fused && other_search)
-    throw core::InputError("plan: --optim applies to the strategy search (not to --oases-blocks, --layerwise, "
-                           "--per-stage or --gbs auto)");
 }
 
 PlanOutputs plan_outputs(const PlanArgs& a) {
@@ -128,37 +102,19 @@ PlanOutputs plan_outputs(const PlanArgs& a) {
           a.trials,    a.trial_steps, a.trial_timeout_s};
 }
 
-void run_plan(PlanArgs& a) {
-  if (a.space == "sbp") {  // AutoDDL's SBP search: `strata sbp` with plan's flags (cmd_sbp.cpp, docs/sbp.md)
-    using Given = std::pair<const char*, bool>;
-    for (const auto& [flag, given] :
-         {Given{"--explain", a.explain}, Given{"--trials", a.trials > 0}, Given{"--export", !a.export_engine.empty()},
-          Given{"--compare-to", !a.compare_to.empty()}, Given{"--report", !a.report_file.empty()},
-          Given{"--profile", !a.profile.empty()}, Given{"--max-tp", a.max_tp > 0}, Given{"--max-pp", a.max_pp > 0},
-          Given{"--top", a.top != 5}, Given{"--placement", a.placement != "hetero"},
-          Given{"--layerwise", a.layerwise}, Given{"--memory-budget", !a.memory_budget.empty()},
-          Given{"--oases-blocks", a.oases_blocks}, Given{"--per-stage", a.per_stage.enabled},
-          Given{"--elementwise", a.elementwise != "fused"}, Given{"--earlystop", a.earlystop},
-          Given{"--fp8-cast", a.fp8_cast != "fused"}, Given{"--optim", a.optim != "fused"},
-          Given{"--engine", !a.engine.empty()}})
-      if (given) throw core::InputError(fmt::format("plan: {} does not apply to --space sbp (strata sbp --help)", flag));
-    SbpArgs s;
-    s.flag = "plan";
-    s.model = a.model, s.cluster = a.cluster, s.dtype = a.dtype, s.json_file = a.json_file;
-    s.gbs = parse_gbs_flag(a.gbs_text, "plan: --gbs");
-    if (s.gbs == 0) throw core::InputError("plan: --gbs auto does not apply to --space sbp (give a batch size)");
-    s.seq = a.seq;
-    s.memory_headroom = a.memory_headroom, s.memory_headroom_given = a.memory_headroom_given;
-    run_sbp(s);
-    return;
-  }
-  if (!a.json_file.empty()) check_output_path(a.json_file, "plan: --json");
-  auto m = model::resolve_model(a.model);
-  if (a.seq) m = model::with_seq(m, *a.seq);
-  const auto catalog = hw::builtin_catalog();
-  const auto c = hw::resolve_cluster(a.cluster, catalog);
-  check_plan_args(a, m);
-  check_per_stage_prices(a.per_stage, c);
+// --space sbp: AutoDDL's SBP search, `strata sbp` with plan's flags (cmd_sbp.cpp, docs/sbp.md).
+void run_sbp_search(const PlanArgs& a) {
+  SbpArgs s;
+  s.flag = "plan";
+  s.model = a.model, s.cluster = a.cluster, s.dtype = a.dtype, s.json_file = a.json_file;
+  s.gbs = a.gbs;
+  s.seq = a.seq;
+  s.memory_headroom = a.memory_headroom, s.memory_headroom_given = a.memory_headroom_given;
+  run_sbp(s);
+}
+
+// The options of every search but --space sbp; `profile` keeps the --profile file that opt.cost points to.
+plan::PlanOptions plan_options(const PlanArgs& a, std::optional<cost::Profile>& profile) {
   plan::PlanOptions opt;
   opt.global_batch = a.gbs;
   opt.space = plan::parse_space(a.space, "plan: --space");
@@ -173,21 +129,11 @@ void run_plan(PlanArgs& a) {
   if (a.elementwise != "fused" && a.elementwise != "eager")
     throw core::InputError(fmt::format("plan: --elementwise: '{}' is not fused or eager", a.elementwise));
   opt.eager_elementwise = a.elementwise == "eager";
-  if (opt.eager_elementwise && (a.oases_blocks || a.layerwise || a.gbs == 0))
-    throw core::InputError("plan: --elementwise eager applies to the strategy search and --per-stage (not to "
-                           "--oases-blocks, --layerwise or --gbs auto)");
   set_stack_forms(a, opt);
-  if (!a.engine.empty()) {  // only what the engine runs, costed with its stack (engine_flag.cpp, docs/export.md)
-    if (a.oases_blocks || a.layerwise || a.gbs == 0 || a.per_stage.enabled || a.elementwise != "fused" ||
-        a.earlystop || a.fp8_cast != "fused")
-      throw core::InputError("plan: --engine sets the element-wise, early-stop and fp8-cast forms itself and applies "
-                             "to the strategy search (not with --elementwise, --earlystop, --fp8-cast, --oases-blocks, "
-                             "--layerwise, --per-stage or --gbs auto)");
-    opt.engine = engine_from_flag(a.engine, "plan: --engine");
-  }
+  // only what the engine runs, costed with its stack (engine_flag.cpp, docs/export.md)
+  if (!a.engine.empty()) opt.engine = engine_from_flag(a.engine, "plan: --engine");
   opt.max_tp = a.max_tp;
   opt.max_pp = a.max_pp;
-  std::optional<cost::Profile> profile;
   if (!a.profile.empty()) {
     profile = cost::load_profile_file(a.profile);
     opt.cost.profile = &*profile;
@@ -196,20 +142,11 @@ void run_plan(PlanArgs& a) {
     opt.cost.memory_headroom = cost::parse_memory_headroom(a.memory_headroom, "plan: --memory-headroom");
   if (!a.memory_budget.empty())
     opt.cost.memory_budget_bytes = parse_memory_budget(a.memory_budget, "plan: --memory-budget");
-  if (a.per_stage.enabled && (a.oases_blocks || a.layerwise || a.gbs == 0))
-    throw core::InputError("plan: --per-stage does not combine with --oases-blocks, --layerwise or --gbs auto");
-  if (a.oases_blocks) {  // Oases' per-block tp chain instead of the strategy search (docs/planner.md)
-    if (a.gbs == 0) throw core::InputError("plan: --oases-blocks: needs a batch size (--gbs N, not auto)");
-    if (a.layerwise) throw core::InputError("plan: --oases-blocks and --layerwise are two different searches: pick one");
-    check_oases_outputs(plan_outputs(a));  // its per-block plan is no strategy: the output flags are refused
-    run_oases_blocks(m, c, a.gbs, opt.dtype, opt.cost, stdout);
-    return;
-  }
-  if (a.layerwise || a.gbs == 0) {  // Galvatron-BMW per-layer search and/or the --gbs auto sweep
-    run_plan_layerwise({a.layerwise, a.explain, plan_outputs(a)}, m, c, opt);
-    return;
-  }
-  // Progress on stderr once the search has run for more than a second.
+  return opt;
+}
+
+// The strategy search, with its progress on stderr once it has run for more than a second.
+plan::PlanResult uniform_search(const model::Model& m, const hw::Cluster& c, plan::PlanOptions opt) {
   const auto start = std::chrono::steady_clock::now();
   bool printed = false;
   double last = 0;
@@ -221,33 +158,25 @@ void run_plan(PlanArgs& a) {
                  static_cast<long long>(total), el);
     printed = true;
   };
-  const plan::PlanResult r = plan::plan(m, c, opt);
+  plan::PlanResult r = plan::plan(m, c, opt);
   if (printed) std::fprintf(stderr, "\n");
+  return r;
+}
 
-  // With --json - the JSON owns stdout; the report goes to stderr.
-  std::FILE* out = a.json_file == "-" ? stderr : stdout;
-  const double best = r.top.front().estimate.iteration_time_s;
-  fmt::print(out, "strata plan: model {} (seq {}) on {} ({} devices), gbs {}, space {}, placement {}\n\n", m.name, m.seq,
-             c.name, c.num_devices(), a.gbs, a.space, a.placement);
-  const std::vector<std::string> header{"plan",  "dp",    "tp",        "pp",        "cp",        "mbs",
-                                        "schedule", "zero", "recompute", "sp", "split",
-                                        "placement", "time/iter", "TFLOP/s/GPU", "MFU", "peak mem", "margin", "vs best"};
+const std::vector<std::string> kPlanHeader{"plan",     "dp",   "tp",        "pp",        "cp",          "mbs",
+                                           "schedule", "zero", "recompute", "sp",        "split",       "placement",
+                                           "time/iter", "TFLOP/s/GPU", "MFU", "peak mem", "margin", "vs best"};
+
+// The baselines' table and speedups; their notes for --explain.
+std::vector<std::string> print_baselines(const plan::PlanResult& r, const hw::Cluster& c, double best,
+                                         std::FILE* out) {
   std::vector<std::vector<std::string>> rows;
-  for (std::size_t i = 0; i < r.top.size(); ++i)
-    rows.push_back(plan_row(fmt::format("#{}", i + 1), c, r.top[i].strategy, r.top[i].estimate, best));
-  fmt::print(out, "Top {} plans:\n{}\n", r.top.size(), core::render_table(header, rows));
-  // Why the legend: with no recompute the PTD-P count can exceed the dtype's peak (docs/cost-model.md §Outputs
-  // and FLOP counts).
-  fmt::print(out, "TFLOP/s/GPU: PTD-P count (Narayanan et al. 2021 eq. 3), one recompute forward per block even "
-                  "without recompute;\nMFU: model FLOPs / the {} peak.\n{}\n",
-             hw::to_string(opt.dtype), dtype_fallback_note(c, opt.dtype));
-  rows.clear();
   std::vector<std::string> notes;
   for (const auto& b : r.baselines) {
     if (b.found) {
       rows.push_back(plan_row(b.name, c, b.strategy, b.estimate, best));
     } else {
-      std::vector<std::string> row(header.size(), "-");
+      std::vector<std::string> row(kPlanHeader.size(), "-");
       row[0] = b.name;
       row[12] = "does not fit";  // the time/iter column
       rows.push_back(row);
@@ -255,49 +184,68 @@ void run_plan(PlanArgs& a) {
     notes.push_back(fmt::format("  {}: {}", b.name, b.note));
   }
   fmt::print(out, "Baselines (vs best = baseline time / best time = the best plan's speedup):\n{}\n",
-             core::render_table(header, rows));
+             core::render_table(kPlanHeader, rows));
   for (const auto& b : r.baselines)
     if (b.found)  // a model that costs nothing (0 s per iteration) has no speedup to print, not "nanx"
       fmt::print(out, "{}\n", best > 0 ? fmt::format("best plan is {:.2f}x faster than {}",
                                                      b.estimate.iteration_time_s / best, b.name)
                                        : fmt::format("best plan and {} both take 0 s per iteration", b.name));
+  return notes;
+}
+
+// The strategy search's report: top plans, baselines, search counts, best strategy, --explain.
+void print_uniform(const PlanArgs& a, const model::Model& m, const hw::Cluster& c, const plan::PlanOptions& opt,
+                   const plan::PlanResult& r, std::FILE* out) {
+  const double best = r.top.front().estimate.iteration_time_s;
+  fmt::print(out, "strata plan: model {} (seq {}) on {} ({} devices), gbs {}, space {}, placement {}\n\n", m.name,
+             m.seq, c.name, c.num_devices(), a.gbs, a.space, a.placement);
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t i = 0; i < r.top.size(); ++i)
+    rows.push_back(plan_row(fmt::format("#{}", i + 1), c, r.top[i].strategy, r.top[i].estimate, best));
+  fmt::print(out, "Top {} plans:\n{}\n", r.top.size(), core::render_table(kPlanHeader, rows));
+  // Why the legend: with no recompute the PTD-P count can exceed the dtype's peak (docs/cost-model.md §Outputs
+  // and FLOP counts).
+  fmt::print(out, "TFLOP/s/GPU: PTD-P count (Narayanan et al. 2021 eq. 3), one recompute forward per block even "
+                  "without recompute;\nMFU: model FLOPs / the {} peak.\n{}\n",
+             hw::to_string(opt.dtype), dtype_fallback_note(c, opt.dtype));
+  const auto notes = print_baselines(r, c, best, out);
   fmt::print(out, "\nsearch: {} configurations, {} costed, {} pruned by the lower bound, {:.3f} s\n", r.space_size,
              r.evaluated, r.pruned_by_bound, r.search_time_s);
   fmt::print(out, "best strategy: {}\n", best_strategy_text(c, r.top.front().strategy));
-  if (a.explain) {
-    fmt::print(out, "\nWhy this plan:\n");
-    for (const auto& line : r.explanation) fmt::print(out, "  - {}\n", line);
-    fmt::print(out, "Baselines:\n");
-    for (const auto& n : notes) fmt::print(out, "{}\n", n);
-    fmt::print(out, "Discarded or skipped (count per reason, one example):\n");
-    for (const auto& x : r.rejected)
-      fmt::print(out, "  {:>8}  {}{}\n", x.count, x.reason, x.example.empty() ? "" : " (e.g. " + x.example + ")");
-  }
-  if (!a.compare_to.empty()) compare_to_config(a.compare_to, m, c, best);
-  if (!a.export_engine.empty()) {
-    fmt::print(out, "\n");
-    export_strategy_cli(a.export_engine, m, c, r.top.front().strategy, "-", false, opt.engine ? &*opt.engine : nullptr);
-  }
-  nlohmann::ordered_json per_stage;
-  plan::Candidate ps;  // --per-stage: its plan joins the plan file's candidates (one plan-file shape, issue 41)
-  if (a.per_stage.enabled) per_stage = run_per_stage(a.per_stage, m, c, opt, r.top.front(), out, &ps);
-  std::optional<plan::PlanResult> with_ps;  // a copy only with --per-stage (a big plan's result is large)
-  if (a.per_stage.enabled) with_ps = with_candidate(r, ps);
-  const plan::PlanResult& written = with_ps ? *with_ps : r;
-  nlohmann::ordered_json trials;
-  if (a.trials > 0) trials = run_plan_trials(a.model, c, r, a.trials, a.trial_steps, a.trial_timeout_s);
+  if (!a.explain) return;
+  fmt::print(out, "\nWhy this plan:\n");
+  for (const auto& line : r.explanation) fmt::print(out, "  - {}\n", line);
+  fmt::print(out, "Baselines:\n");
+  for (const auto& n : notes) fmt::print(out, "{}\n", n);
+  fmt::print(out, "Discarded or skipped (count per reason, one example):\n");
+  for (const auto& x : r.rejected)
+    fmt::print(out, "  {:>8}  {}{}\n", x.count, x.reason, x.example.empty() ? "" : " (e.g. " + x.example + ")");
+}
+
+// --compare-to and --export of the best uniform plan.
+void print_compare_export(const PlanArgs& a, const model::Model& m, const hw::Cluster& c,
+                          const plan::PlanOptions& opt, const plan::PlanResult& r, std::FILE* out) {
+  if (!a.compare_to.empty()) compare_to_config(a.compare_to, m, c, r.top.front().estimate.iteration_time_s);
+  if (a.export_engine.empty()) return;
+  fmt::print(out, "\n");
+  export_strategy_cli(a.export_engine, m, c, r.top.front().strategy, "-", false, opt.engine ? &*opt.engine : nullptr);
+}
+
+// --trials, the plan file (`written`, with `extra` members) and its report, and the launchable line.
+void write_uniform_outputs(const PlanArgs& a, const model::Model& m, const hw::Cluster& c,
+                           const plan::PlanOptions& opt, const plan::PlanResult& r, const plan::PlanResult& written,
+                           const nlohmann::ordered_json& extra, std::FILE* out) {
+  nlohmann::ordered_json members = nlohmann::ordered_json::object();
+  if (a.trials > 0) members["trials"] = run_plan_trials(a.model, c, r, a.trials, a.trial_steps, a.trial_timeout_s);
+  members.update(extra);
   if (!a.json_file.empty()) {
-    nlohmann::ordered_json extra = nlohmann::ordered_json::object();
-    if (a.trials > 0) extra["trials"] = std::move(trials);
-    if (a.per_stage.enabled) extra["per_stage"] = std::move(per_stage);
-    extra.update(input_definitions(a.model, m, a.cluster, c));  // self-contained: model/cluster files embedded
+    members.update(input_definitions(a.model, m, a.cluster, c));  // self-contained: model/cluster files embedded
     // Written member by member (plan::plan_file_text): a 98,304-GPU plan file's tree would otherwise be most of
     // the process's peak memory (issue 22: <= 100 MiB).
-    const std::string text = plan::plan_file_text(written, m, c, opt, extra);
-    write_output(a.json_file, text, "plan: --json");
+    write_output(a.json_file, plan::plan_file_text(written, m, c, opt, members), "plan: --json");
     if (a.json_file != "-")
       fmt::print("plan file written to {} (read it back with `strata estimate --strategy-file {}`)\n", a.json_file,
-               a.json_file);
+                 a.json_file);
   }
   if (!a.report_file.empty()) {  // the same page as `strata report --plan <the --json file>`
     ReportFiles files;
@@ -306,10 +254,133 @@ void run_plan(PlanArgs& a) {
     write_plan_report(nlohmann::json(plan::plan_to_json(written, m, c, opt)), "plan", m, c, files, opt.cost);
   }
   if (opt.engine)
-    fmt::print(out, "engine {}: every plan of the top list is one it can run, costed with its stack ({})\n", opt.engine->name,
-               opt.engine->engine);
+    fmt::print(out, "engine {}: every plan of the top list is one it can run, costed with its stack ({})\n",
+               opt.engine->name, opt.engine->engine);
   else
     fmt::print(out, "{}\n", launchable_line(m, c, opt, r));
+}
+
+// With --json - the JSON owns stdout; the report goes to stderr.
+std::FILE* report_stream(const PlanArgs& a) { return a.json_file == "-" ? stderr : stdout; }
+
+// The strategy search (default).
+void run_uniform_search(const PlanArgs& a, const model::Model& m, const hw::Cluster& c,
+                        const plan::PlanOptions& opt) {
+  const plan::PlanResult r = uniform_search(m, c, opt);
+  std::FILE* out = report_stream(a);
+  print_uniform(a, m, c, opt, r, out);
+  print_compare_export(a, m, c, opt, r, out);
+  write_uniform_outputs(a, m, c, opt, r, r, nlohmann::ordered_json::object(), out);
+}
+
+// --per-stage: the strategy search, then the per-stage search beside it; its plan joins the plan file's candidates
+// (one plan-file shape, issue 41) and its search as the file's "per_stage".
+void run_per_stage_search(const PlanArgs& a, const model::Model& m, const hw::Cluster& c,
+                          const plan::PlanOptions& opt) {
+  const plan::PlanResult r = uniform_search(m, c, opt);
+  std::FILE* out = report_stream(a);
+  print_uniform(a, m, c, opt, r, out);
+  print_compare_export(a, m, c, opt, r, out);
+  plan::Candidate ps;
+  nlohmann::ordered_json extra = nlohmann::ordered_json::object();
+  extra["per_stage"] = run_per_stage(a.per_stage, m, c, opt, r.top.front(), out, &ps);
+  write_uniform_outputs(a, m, c, opt, r, with_candidate(r, ps), extra, out);
+}
+
+void run_plan(PlanArgs& a) {
+  const PlanSearch search = select_search(a);
+  check_flag_rules(a, search);  // which flag applies to which search: the table of plan_flags.cpp
+  if (search == PlanSearch::sbp) return run_sbp_search(a);
+  if (!a.json_file.empty()) check_output_path(a.json_file, "plan: --json");
+  auto m = model::resolve_model(a.model);
+  if (a.seq) m = model::with_seq(m, *a.seq);
+  const auto catalog = hw::builtin_catalog();
+  const auto c = hw::resolve_cluster(a.cluster, catalog);
+  check_plan_args(a, m);
+  check_per_stage_prices(a.per_stage, c);
+  std::optional<cost::Profile> profile;
+  const plan::PlanOptions opt = plan_options(a, profile);
+  switch (search) {
+    case PlanSearch::oases_blocks:  // Oases' per-block tp chain instead of the strategy search (docs/planner.md)
+      return run_oases_blocks(m, c, a.gbs, opt.dtype, opt.cost, stdout);
+    case PlanSearch::layerwise:  // Galvatron-BMW per-layer search (with or without the --gbs auto sweep)
+    case PlanSearch::gbs_auto:
+      return run_plan_layerwise({a.layerwise, a.explain, plan_outputs(a)}, m, c, opt);
+    case PlanSearch::per_stage: return run_per_stage_search(a, m, c, opt);
+    case PlanSearch::uniform: return run_uniform_search(a, m, c, opt);
+    case PlanSearch::sbp: break;
+  }
+}
+
+// The flags of the stack the plans are costed for: sequence, precision, kernels, search space and placement.
+void add_stack_flags(CLI::App* cmd, PlanArgs& a) {
+  cmd->add_option("--seq", a.seq, "Sequence length (default: the model's)")->check(integer_in(core::limits::kSeq));
+  cmd->add_option("--top", a.top, "How many plans to list (default 5)")->check(integer_in(core::limits::kTop));
+  cmd->add_option("--dtype", a.dtype,
+                  "Training precision recipe: fp32, tf32, fp16, bf16 (default) or fp8 (data/precision_recipes.json: "
+                  "bytes per parameter, gradient and optimizer state, activation bytes)");
+  cmd->add_option("--elementwise", a.elementwise,
+                  "Element-wise kernels of the stack you will run: fused (default: Megatron-core/TransformerEngine, "
+                  "torchtitan with torch.compile) or eager (one PyTorch kernel per op: torchtitan without compile); "
+                  "every candidate is costed with it (docs/cost-model.md §Element-wise kernels)");
+  cmd->add_flag("--earlystop", a.earlystop,
+                "Cost full recompute as PyTorch's non-reentrant checkpoint runs it (torchtitan, FSDP): the re-run "
+                "stops before each block's last GEMM (docs/cost-model.md §Recompute early stop); default: Megatron's, "
+                "which re-runs the whole forward");
+  cmd->add_option("--fp8-cast", a.fp8_cast,
+                  "With --dtype fp8, how the stack casts: fused (default: TransformerEngine) or separate (torchao "
+                  "float8 in torchtitan: an amax and a cast kernel per GEMM operand; docs/cost-model.md §Precision "
+                  "recipes)");
+  cmd->add_option("--optim", a.optim,
+                  "How the stack's AdamW steps: fused (default: fused=True, Megatron/DeepSpeed fused Adam), foreach "
+                  "(PyTorch's default: state-sized temporaries during the step) or forloop; docs/strategy.md optim");
+  cmd->add_option("--space", a.space,
+                  "Search space: 3d = dp/tp/pp/mbs only with 1F1B (as AMP); full (default) = + gpipe, interleaved "
+                  "v, ZeRO 0-3, recompute, sp; all = full + the asynchronous pipedream and 2bw schedules; sbp = AutoDDL's "
+                  "per-layer SBP layouts (same as `strata sbp`, docs/sbp.md)");
+  cmd->add_option("--placement", a.placement,
+                  "megatron = node-major identity (tp, then dp, then pp); hetero (default) = + tp groups on the "
+                  "fastest links and every order of the GPU types along the pipeline; anneal = hetero + AMP's "
+                  "simulated annealing of the top plans' device placement (seeded, deterministic)");
+}
+
+// --profile, the headroom, the output flags (plan file, trials, report, export), the other searches and --engine.
+void add_output_flags(CLI::App* cmd, PlanArgs& a) {
+  cmd->add_option("--profile", a.profile, "Measured profile JSON (`strata profile`) overriding the roofline");
+  add_memory_headroom_option(cmd, &a.memory_headroom, &a.memory_headroom_given,
+                             "a stage fits when its memory <= capacity - headroom");
+  cmd->add_option("--json", a.json_file,
+                  "Write the plan file (best {strategy, estimate}, candidates, baselines, evaluated, "
+                  "search_time_s) to this path ('-' = stdout, the report then goes to stderr); `strata estimate "
+                  "--strategy-file` and `strata simulate --plan` read it back");
+  cmd->add_option("--trials", a.trials,
+                  "Run the top K predicted plans for real on local processes (libtorch + Gloo, CPU; one process "
+                  "per device of the cluster, so use a small cluster such as examples/cluster_cpu_local.json and a "
+                  "small GPT such as small-gpt) and re-rank them by measured time (AMP Algorithm 1). Default 0")
+      ->check(integer_in({0, 1000}));
+  cmd->add_option("--trial-steps", a.trial_steps, "Steps per trial run (default 4; the first is warm-up)")
+      ->check(integer_in(core::limits::kSteps));
+  cmd->add_option("--trial-timeout", a.trial_timeout_s, "Seconds before a hung trial is stopped (default 120)")
+      ->check(number_in(core::limits::kTimeoutS));
+  cmd->add_option("--report", a.report_file,
+                  "Write the HTML report of the plan here (as `strata report --plan`; docs/report.md)");
+  cmd->add_flag("--oases-blocks", a.oases_blocks,
+                "Instead of the search: Oases' per-block tensor-parallel degrees (tp per layer in powers of two, "
+                "dp = N/tp, no pipeline, overlapped TP, memory limit; chain DP) and its ablation against Megatron TP "
+                "(docs/planner.md)");
+  cmd->add_flag("--explain", a.explain,
+                "Say why: which stages went to which GPU type and why, the gain over each baseline, what was "
+                "discarded or pruned and why (counts per reason)");
+  cmd->add_option("--export", a.export_engine,
+                  "Also print the best plan as an engine config: megatron|torchtitan|deepspeed|torchrun|slurm "
+                  "(docs/export.md)");
+  cmd->add_option("--compare-to", a.compare_to,
+                  "Your engine config (Megatron args file, torchtitan TOML, DeepSpeed JSON, launch script): costed "
+                  "as a baseline next to the best plan, with the speedup");
+  add_per_stage_options(cmd, a.per_stage);
+  add_engine_option(cmd, &a.engine,
+                    "search only the strategies it can run, cost them with its kernels and memory habits, record it in "
+                    "the plan file; without it the output ends with the best plan per engine (\"launchable:\")");
 }
 
 }  // namespace
@@ -342,34 +413,7 @@ void register_plan_command(CLI::App& app) {
                 "Galvatron-BMW: a strategy per layer inside each stage (tp, DP or ZeRO-3, recompute, tp order) "
                 "chosen by a DP over (layer, memory, previous layout), stages balanced for memory and time; prints "
                 "the per-layer choices next to the best uniform plan (docs/planner.md §Per-layer strategies)");
-  cmd->add_option("--seq", a->seq, "Sequence length (default: the model's)")->check(integer_in(core::limits::kSeq));
-  cmd->add_option("--top", a->top, "How many plans to list (default 5)")->check(integer_in(core::limits::kTop));
-  cmd->add_option("--dtype", a->dtype,
-                  "Training precision recipe: fp32, tf32, fp16, bf16 (default) or fp8 (data/precision_recipes.json: "
-                  "bytes per parameter, gradient and optimizer state, activation bytes)");
-  cmd->add_option("--elementwise", a->elementwise,
-                  "Element-wise kernels of the stack you will run: fused (default: Megatron-core/TransformerEngine, "
-                  "torchtitan with torch.compile) or eager (one PyTorch kernel per op: torchtitan without compile); "
-                  "every candidate is costed with it (docs/cost-model.md §Element-wise kernels)");
-  cmd->add_flag("--earlystop", a->earlystop,
-                "Cost full recompute as PyTorch's non-reentrant checkpoint runs it (torchtitan, FSDP): the re-run "
-                "stops before each block's last GEMM (docs/cost-model.md §Recompute early stop); default: Megatron's, "
-                "which re-runs the whole forward");
-  cmd->add_option("--fp8-cast", a->fp8_cast,
-                  "With --dtype fp8, how the stack casts: fused (default: TransformerEngine) or separate (torchao "
-                  "float8 in torchtitan: an amax and a cast kernel per GEMM operand; docs/cost-model.md §Precision "
-                  "recipes)");
-  cmd->add_option("--optim", a->optim,
-                  "How the stack's AdamW steps: fused (default: fused=True, Megatron/DeepSpeed fused Adam), foreach "
-                  "(PyTorch's default: state-sized temporaries during the step) or forloop; docs/strategy.md optim");
-  cmd->add_option("--space", a->space,
-                  "Search space: 3d = dp/tp/pp/mbs only with 1F1B (as AMP); full (default) = + gpipe, interleaved "
-                  "v, ZeRO 0-3, recompute, sp; all = full + the asynchronous pipedream and 2bw schedules; sbp = AutoDDL's "
-                  "per-layer SBP layouts (same as `strata sbp`, docs/sbp.md)");
-  cmd->add_option("--placement", a->placement,
-                  "megatron = node-major identity (tp, then dp, then pp); hetero (default) = + tp groups on the "
-                  "fastest links and every order of the GPU types along the pipeline; anneal = hetero + AMP's "
-                  "simulated annealing of the top plans' device placement (seeded, deterministic)");
+  add_stack_flags(cmd, *a);
   cmd->add_option_function<std::string>(
       "--objective",
       [a](const std::string& v) {
@@ -387,42 +431,11 @@ void register_plan_command(CLI::App& app) {
       ->check(integer_in(core::limits::kDegreeCap));
   cmd->add_option("--max-pp", a->max_pp, "Largest pipeline-parallel degree to consider (0 = no limit)")
       ->check(integer_in(core::limits::kDegreeCap));
-  cmd->add_option("--profile", a->profile, "Measured profile JSON (`strata profile`) overriding the roofline");
-  add_memory_headroom_option(cmd, &a->memory_headroom, &a->memory_headroom_given,
-                             "a stage fits when its memory <= capacity - headroom");
-  cmd->add_option("--json", a->json_file,
-                  "Write the plan file (best {strategy, estimate}, candidates, baselines, evaluated, "
-                  "search_time_s) to this path ('-' = stdout, the report then goes to stderr); `strata estimate "
-                  "--strategy-file` and `strata simulate --plan` read it back");
-  cmd->add_option("--trials", a->trials,
-                  "Run the top K predicted plans for real on local processes (libtorch + Gloo, CPU; one process "
-                  "per device of the cluster, so use a small cluster such as examples/cluster_cpu_local.json and a "
-                  "small GPT such as small-gpt) and re-rank them by measured time (AMP Algorithm 1). Default 0")
-      ->check(integer_in({0, 1000}));
-  cmd->add_option("--trial-steps", a->trial_steps, "Steps per trial run (default 4; the first is warm-up)")
-      ->check(integer_in(core::limits::kSteps));
-  cmd->add_option("--trial-timeout", a->trial_timeout_s, "Seconds before a hung trial is stopped (default 120)")
-      ->check(number_in(core::limits::kTimeoutS));
-  cmd->add_option("--report", a->report_file,
-                  "Write the HTML report of the plan here (as `strata report --plan`; docs/report.md)");
-  cmd->add_flag("--oases-blocks", a->oases_blocks,
-                "Instead of the search: Oases' per-block tensor-parallel degrees (tp per layer in powers of two, "
-                "dp = N/tp, no pipeline, overlapped TP, memory limit; chain DP) and its ablation against Megatron TP "
-                "(docs/planner.md)");
-  cmd->add_flag("--explain", a->explain,
-                "Say why: which stages went to which GPU type and why, the gain over each baseline, what was "
-                "discarded or pruned and why (counts per reason)");
-  cmd->add_option("--export", a->export_engine,
-                  "Also print the best plan as an engine config: megatron|torchtitan|deepspeed|torchrun|slurm "
-                  "(docs/export.md)");
-  cmd->add_option("--compare-to", a->compare_to,
-                  "Your engine config (Megatron args file, torchtitan TOML, DeepSpeed JSON, launch script): costed "
-                  "as a baseline next to the best plan, with the speedup");
-  add_per_stage_options(cmd, a->per_stage);
-  add_engine_option(cmd, &a->engine,
-                    "search only the strategies it can run, cost them with its kernels and memory habits, record it in "
-                    "the plan file; without it the output ends with the best plan per engine (\"launchable:\")");
-  cmd->callback([a] { run_plan(*a); });
+  add_output_flags(cmd, *a);
+  cmd->callback([a, cmd] {
+    a->given = given_flags(*cmd);
+    run_plan(*a);
+  });
 }
 
 }  // namespace strata::cli

@@ -19,6 +19,7 @@
 #include "strata/core/units.hpp"
 #include "strata/plan/layerwise.hpp"
 #include "strata/plan/placement.hpp"
+#include "strata/plan/plan_inputs.hpp"
 
 namespace strata::cli {
 
@@ -97,9 +98,6 @@ void write_plan_outputs(const PlanOutputs& o, const plan::PlanResult& r, const m
 
 void run_plan_layerwise(const LayerwiseRun& run, const model::Model& m, const hw::Cluster& c,
                         const plan::PlanOptions& opt) {
-  if (run.layerwise && opt.placement != plan::PlacementMode::hetero)
-    throw core::InputError(fmt::format("plan: --placement {} does not apply to --layerwise (the per-layer search "
-                                       "lays its stages out on consecutive devices)", plan::to_string(opt.placement)));
   if (!run.out.json_file.empty()) check_output_path(run.out.json_file, "plan: --json");
   if (!run.out.report_file.empty()) check_output_path(run.out.report_file, "plan: --report");
   std::optional<plan::PlanResult> uni;
@@ -116,13 +114,7 @@ void run_plan_layerwise(const LayerwiseRun& run, const model::Model& m, const hw
   }
   plan::LayerwisePlan lw;
   if (run.layerwise) {
-    plan::LayerwiseOptions lo;
-    lo.global_batch = opt.global_batch;
-    lo.dtype = opt.dtype;
-    lo.cost = opt.cost;
-    lo.max_pp = opt.max_pp;
-    if (opt.max_tp > 0) lo.space.max_tp = opt.max_tp;
-    lw = plan::plan_layerwise(m, c, lo);
+    lw = plan::plan_layerwise(m, c, plan::layerwise_options(opt));  // as strata.plan(layerwise=True)
   }
   if (!lw.found && !uni)
     throw core::InputError(fmt::format("plan: model {} fits no plan on {} within the memory budget (gbs {})", m.name,

@@ -47,8 +47,8 @@ struct LayerwiseRun {
 // Runs the searches with `opt` (opt.global_batch = 0: auto), prints the table (per-layer plan, best uniform plan,
 // speedup) and the per-layer choices, and writes the outputs as every search does: the plan file's `best` is the
 // faster of the two, `candidates` the per-layer plan and the uniform top-K, plus "search": "layerwise",
-// "layer_choices" and "uniform_best". InputError before the search for --placement other than hetero with the
-// per-layer search (it lays stages out on consecutive devices).
+// "layer_choices" and "uniform_best". Which flags apply (--placement other than hetero does not: the per-layer
+// search lays stages out on consecutive devices) is plan_flags.cpp's table, checked before.
 void run_plan_layerwise(const LayerwiseRun& run, const model::Model& m, const hw::Cluster& c,
                         const plan::PlanOptions& opt);
 

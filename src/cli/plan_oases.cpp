@@ -13,16 +13,6 @@
 
 namespace strata::cli {
 
-void check_oases_outputs(const PlanOutputs& o) {
-  using Given = std::pair<const char*, bool>;
-  for (const auto& [flag, given] : {Given{"--json", !o.json_file.empty()}, Given{"--report", !o.report_file.empty()},
-                                    Given{"--export", !o.export_engine.empty()},
-                                    Given{"--compare-to", !o.compare_to.empty()}, Given{"--trials", o.trials > 0}})
-    if (given)
-      throw core::InputError(fmt::format("plan: {} does not apply to --oases-blocks (it prints Oases' per-block tp "
-                                         "chain and ablation, not a strategy plan file)", flag));
-}
-
 void run_oases_blocks(const model::Model& m, const hw::Cluster& c, std::int64_t gbs, hw::Dtype dtype,
                       const cost::CostOptions& cost, std::FILE* out) {
   plan::OasesTpOptions opt;

@@ -12,10 +12,6 @@
 
 namespace strata::cli {
 
-// --oases-blocks prints a per-block tp chain and its ablation, not a strategy: InputError naming the first output
-// flag given (--json, --report, --export, --compare-to, --trials), before the search.
-void check_oases_outputs(const PlanOutputs& o);
-
 void run_oases_blocks(const model::Model& m, const hw::Cluster& c, std::int64_t gbs, hw::Dtype dtype,
                       const cost::CostOptions& cost, std::FILE* out);
 

@@ -9,6 +9,7 @@
 #include "strata/core/error.hpp"
 #include "strata/core/numbers.hpp"
 #include "strata/core/text.hpp"
+#include "strata/plan/plan_inputs.hpp"
 #include "strata/plan/stage_search.hpp"
 
 namespace strata::cli {
@@ -64,21 +65,13 @@ void check_per_stage_prices(const PerStageArgs& a, const hw::Cluster& c) {
 nlohmann::ordered_json run_per_stage(const PerStageArgs& a, const model::Model& m, const hw::Cluster& c,
                                      const plan::PlanOptions& opt, const plan::Candidate& best_uniform,
                                      std::FILE* out, plan::Candidate* found) {
-  plan::StageSearchOptions so;
-  so.global_batch = opt.global_batch;
-  so.dtype = opt.dtype;
-  so.eager_elementwise = opt.eager_elementwise;
-  so.max_tp = opt.max_tp;
-  so.max_stages = opt.max_pp;
-  so.cost = opt.cost;
-  so.objective = plan::parse_stage_objective(a.objective, "plan: --objective");
-  so.budget_usd_per_hour = a.budget_usd_per_hour;
-  so.schedule = cost::parse_schedule(a.schedule, "plan: --stage-schedule");
+  plan::PerStageRequest req{a.objective, a.schedule, a.budget_usd_per_hour, {}};
   check_per_stage_prices(a, c);
   for (const auto& p : a.prices) {
     const auto eq = p.find('=');
-    so.usd_per_gpu_hour[core::to_lower(p.substr(0, eq))] = std::stod(p.substr(eq + 1));
+    req.usd_per_gpu_hour[p.substr(0, eq)] = std::stod(p.substr(eq + 1));
   }
+  const plan::StageSearchOptions so = plan::per_stage_options(opt, req);  // as strata.plan(per_stage=True)
   const auto r = plan::search_per_stage(m, c, so);
   const double tu = best_uniform.estimate.iteration_time_s, ts = r.estimate.iteration_time_s;
   fmt::print(out, "\nPer-stage plan (objective {}, schedule {}, mbs {}):\n", a.objective, a.schedule, r.micro_batch);

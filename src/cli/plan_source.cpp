@@ -5,46 +5,15 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "strata/core/error.hpp"
 #include "strata/core/json.hpp"
-#include "strata/core/text.hpp"
+#include "strata/plan/plan_inputs.hpp"
 
 namespace strata::cli {
-namespace {
-
-bool is_builtin_model(const std::string& spec) {
-  const auto names = model::zoo_names();
-  return std::find(names.begin(), names.end(), core::to_lower(spec)) != names.end();
-}
-
-std::string trimmed(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  return b == std::string::npos ? "" : s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
-}
-
-// hw::resolve_cluster's rule for a file spec (hw/cluster_build.cpp looks_like_file).
-bool is_cluster_file(const std::string& spec) {
-  return spec.find('/') != std::string::npos ||
-         (spec.size() >= 5 && core::to_lower(spec.substr(spec.size() - 5)) == ".json");
-}
-
-nlohmann::ordered_json definition(const std::string& path, const std::string& name) {
-  nlohmann::ordered_json j = core::load_json_file(path);
-  if (j.is_object() && !j.contains("name")) j["name"] = name;
-  return j;
-}
-
-}  // namespace
 
 nlohmann::ordered_json input_definitions(const std::string& model_spec, const model::Model& m,
                                          const std::string& cluster_spec, const hw::Cluster& c) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::object();
-  if (!model_spec.empty() && !is_builtin_model(model_spec)) out["model_definition"] = definition(model_spec, m.name);
-  if (const std::string spec = trimmed(cluster_spec); is_cluster_file(spec))
-    out["cluster_definition"] = definition(spec, c.name);
-  return out;
+  return plan::input_definitions({model_spec, std::nullopt}, m, {cluster_spec, std::nullopt}, c);  // as Python's
 }
 
 PlanContext resolve_plan_context(const std::string& path, const PlanContextFlags& f) {

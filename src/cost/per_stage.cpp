@@ -9,6 +9,7 @@
 
 #include "strata/core/error.hpp"
 #include "strata/core/text.hpp"
+#include "strata/cost/program.hpp"
 #include "strata/cost/reshard.hpp"
 #include "strata/cost/stage.hpp"
 
@@ -54,6 +55,64 @@ double per_stage_iteration_time(Schedule sched, std::int64_t total_micro, std::s
 double per_stage_pipeline_time(Schedule sched, std::int64_t total_micro, std::span<const int> r,
                                std::span<const double> t, std::span<const double> e) {
   return per_stage_iteration_time(sched, total_micro, r, t, e, {});
+}
+
+namespace {
+
+// Every stage as wide as the first: micro-batch k runs on replica k mod r of every stage, so the flushed iteration is
+// r independent pipelines of m = M/r micro-batches each — the uniform pipeline program.
+bool equal_widths(const StageTimes& x) {
+  return !x.replicas.empty() && x.total_micro % x.replicas[0] == 0 &&
+         std::all_of(x.replicas.begin(), x.replicas.end(), [&](int w) { return w == x.replicas[0]; });
+}
+
+// The pipeline program of one replica pipeline (cost/program: the order the simulator and the executor run), timed
+// by its dependency-only replay: a stage's sync + step is its `optimizer` op, so it starts at the stage's own last
+// backward (later stages finish first) instead of after the whole drain.
+PerStageTiming program_timing(const StageTimes& x) {
+  const int p = static_cast<int>(x.fwd.size());
+  ProgramShape sh;
+  sh.schedule = x.schedule;
+  sh.p = p;
+  sh.m = x.total_micro / x.replicas[0];
+  const PipelineProgram prog = build_program(sh);
+  ProgramDurations d;
+  for (int i = 0; i < p; ++i) {
+    d.fwd_s.push_back({x.fwd[i]});
+    d.bwd_s.push_back({x.bwd[i]});
+    // e_i is the boundary's round trip; the program charges each direction its own p2p time.
+    d.p2p_s.push_back({i + 1 < p ? x.e[i] / 2 : 0.0});
+  }
+  d.optimizer_s.assign(p, 0.0);
+  PerStageTiming out;
+  out.pipeline_s = time_program(prog, d).makespan_s;
+  for (int i = 0; i < p; ++i) d.optimizer_s[i] = i < static_cast<int>(x.sync.size()) ? x.sync[i] : 0.0;
+  out.iteration_s = time_program(prog, d).makespan_s;
+  return out;
+}
+
+}  // namespace
+
+PerStageTiming per_stage_timing(const StageTimes& x) {
+  const bool flushed = x.schedule == Schedule::gpipe || x.schedule == Schedule::one_f_one_b;
+  if (flushed && equal_widths(x)) return program_timing(x);
+  std::vector<double> t(x.fwd.size());
+  for (std::size_t i = 0; i < t.size(); ++i) t[i] = x.fwd[i] + x.bwd[i];
+  PerStageTiming out;
+  out.pipeline_s = per_stage_pipeline_time(x.schedule, x.total_micro, x.replicas, t, x.e);
+  out.iteration_s = per_stage_iteration_time(x.schedule, x.total_micro, x.replicas, t, x.e, x.sync);
+  if (!flushed) return out;
+  // Unequal widths (no one program of one width): the same fact as the program's, in closed form — stage j's last
+  // backward ends before stage 0's by the drain below it, D_j = Σ_{k<j} (b_k + e_k/2) (its gradient still crosses
+  // those stages and links), and its sync + step starts there.
+  double iteration = out.pipeline_s, drain = 0;
+  for (std::size_t j = 0; j < t.size(); ++j) {
+    const double sync = j < x.sync.size() ? x.sync[j] : 0.0;
+    iteration = std::max(iteration, out.pipeline_s - drain + sync);
+    drain += x.bwd[j] + (j < x.e.size() ? x.e[j] / 2 : 0.0);
+  }
+  out.iteration_s = iteration;
+  return out;
 }
 
 Strategy stage_local_strategy(const Strategy& s, int stage) {
@@ -116,12 +175,14 @@ Estimate estimate_per_stage(const model::Model& m, const hw::Cluster& c, const S
   const std::int64_t M = s.global_batch / s.micro_batch;
   Estimate est;
   est.stages.resize(p);
-  std::vector<double> t(p), e(p > 1 ? p - 1 : 0, 0.0), sync(p), out_bytes(p);
+  std::vector<double> t(p), fwd(p), bwd(p), e(p > 1 ? p - 1 : 0, 0.0), sync(p), out_bytes(p);
   std::vector<int> r(p);
   for (int st = 0; st < p; ++st) {
     const Strategy local = stage_local_strategy(s, st);
     est.stages[st] = stage_estimate(m, c, local, st, s.stages[st].devices, opt, out_bytes[st]);
     t[st] = est.stages[st].time_s;
+    fwd[st] = est.stages[st].fwd_s;
+    bwd[st] = est.stages[st].bwd_s;
     r[st] = s.stages[st].dp;
     sync[st] = est.stages[st].dp_comm_s + est.stages[st].optimizer_s;
   }
@@ -131,8 +192,10 @@ Estimate estimate_per_stage(const model::Model& m, const hw::Cluster& c, const S
     e[st] = reshard_time(c, {a.devices, a.dp, a.tp}, {b.devices, b.dp, b.tp}, out_bytes[st], opt);
     est.stages[st].p2p_s = e[st];
   }
-  const double pipe = per_stage_pipeline_time(s.schedule, M, r, t, e);
-  est.pipeline_time_s = per_stage_iteration_time(s.schedule, M, r, t, e, sync);
+  const StageTimes times{s.schedule, M, r, fwd, bwd, e, sync};
+  const PerStageTiming timing = per_stage_timing(times);
+  const double pipe = timing.pipeline_s;
+  est.pipeline_time_s = timing.iteration_s;
   std::int64_t max_micro = 0;
   for (int st = 0; st < p; ++st) max_micro = std::max<std::int64_t>(max_micro, M / r[st]);
   est.host = host_cpu_bound(c, est.stages, max_micro);

@@ -31,6 +31,7 @@ void plan_members(const PlanResult& r, const model::Model& m, const hw::Cluster&
   sink.member("seq", m.seq);
   sink.member("space", std::string(to_string(opt.space)));
   sink.member("placement_mode", std::string(to_string(opt.placement)));
+  sink.member("objective", std::string(to_string(opt.objective)));  // how `candidates` is ordered (plan/rank)
   if (opt.engine) sink.member("engine", opt.engine->name);  // plan --engine: the profile it was searched for
   if (!r.top.empty()) sink.member("best", candidate_json(r.top.front(), c));
   sink.array_begin("candidates");

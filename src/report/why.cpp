@@ -1,18 +1,18 @@
 // report/why: the per-stage time breakdown with the bottleneck named, and "why this plan": the top-k table, each
 // baseline with the one reason it loses, the planner's explanation, and the sensitivity of the ranking when the
 // network or the GPUs deliver 20 % less than modelled (every candidate and baseline re-estimated by
-// cost::estimate with scaled efficiency constants).
+// cost::estimate with scaled efficiency constants, ranked by the objective the plan was ranked with).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <vector>
 
 #include "report_internal.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/text.hpp"
 #include "strata/cost/constants.hpp"
+#include "strata/plan/search.hpp"
 
 namespace strata::report::detail {
 namespace {
@@ -71,35 +71,58 @@ struct Entry {
   double nominal_s = 0;
 };
 
-// Iteration times of `entries` with the efficiency constants scaled (which = "bandwidth" or "gpu").
-std::vector<double> rescaled_times(const std::vector<Entry>& entries, const model::Model& m, const hw::Cluster& c,
-                                   const ReportOptions& opt, const std::string& which) {
+// Estimates of `entries` with the efficiency constants scaled (which = "bandwidth" or "gpu"; "" = as modelled).
+std::vector<cost::Estimate> rescaled_estimates(const std::vector<Entry>& entries, const model::Model& m,
+                                               const hw::Cluster& c, const ReportOptions& opt,
+                                               const std::string& which) {
   cost::CostConstants k = opt.cost.constants ? *opt.cost.constants : cost::builtin_constants();
   const double f = opt.sensitivity_factor;
   if (which == "bandwidth") {
     k.intra_node_bw_efficiency *= f;
     k.inter_node_bw_efficiency *= f;
-  } else {
+  } else if (which == "gpu") {
     k.gemm_max_efficiency *= f;
     k.fp32_gemm_max_efficiency *= f;
     k.memory_bw_efficiency *= f;
   }
   cost::CostOptions co = opt.cost;
   co.constants = &k;
-  std::vector<double> out;
-  for (const auto& e : entries) {
-    const auto est = cost::estimate(m, c, e.strategy, co);
-    out.push_back(est.fits ? est.iteration_time_s : INFINITY);
-  }
+  std::vector<cost::Estimate> out;
+  for (const auto& e : entries) out.push_back(cost::estimate(m, c, e.strategy, co));
   return out;
 }
 
-std::vector<int> ranks_of(const std::vector<double>& t) {
-  std::vector<int> order(t.size()), rank(t.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return t[a] < t[b]; });
-  for (std::size_t i = 0; i < order.size(); ++i) rank[order[i]] = static_cast<int>(i) + 1;
+std::vector<double> times_of(const std::vector<cost::Estimate>& est) {
+  std::vector<double> out;
+  for (const auto& e : est) out.push_back(e.fits ? e.iteration_time_s : INFINITY);
+  return out;
+}
+
+// Ranks (1 = first) of the entries taking times `t`, by the objective the plan was ranked with: the planner's own
+// order (plan::rank_by_objective: margin = the most memory margin first among the plans within 2 % of the fastest,
+// then by time; fastest = by time), so the "as planned" column is the plan list's order.
+std::vector<int> ranks_of(const std::vector<Entry>& entries, const std::vector<double>& t,
+                          const std::vector<cost::Estimate>& est, plan::Objective objective) {
+  std::vector<plan::Candidate> cands(entries.size());
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    cands[i].estimate = est[i];  // its stages' memory gives the margin (unchanged by the scaled constants)
+    cands[i].estimate.iteration_time_s = t[i];
+    cands[i].order = static_cast<std::int64_t>(i);  // ties keep the table's order
+  }
+  plan::PlanOptions o;
+  o.objective = objective;
+  plan::rank_by_objective(cands, o);
+  std::vector<int> rank(entries.size());
+  for (std::size_t pos = 0; pos < cands.size(); ++pos) rank[cands[pos].order] = static_cast<int>(pos) + 1;
   return rank;
+}
+
+// The objective of the plan file ("objective", written by plan::plan_to_json); a file without it was ranked by the
+// planner's default, margin.
+plan::Objective plan_objective(const PlanView& pv) {
+  const auto it = pv.plan.find("objective");
+  if (it == pv.plan.end() || !it->is_string()) return plan::Objective::margin;
+  return plan::parse_objective(it->get<std::string>(), pv.origin + ": objective");
 }
 
 OJson sensitivity(const PlanView& pv, const model::Model& m, const hw::Cluster& c, const ReportOptions& opt) {
@@ -121,22 +144,25 @@ OJson sensitivity(const PlanView& pv, const model::Model& m, const hw::Cluster& 
     }
   std::vector<double> nominal;
   for (const auto& e : entries) nominal.push_back(e.nominal_s);
+  const plan::Objective objective = plan_objective(pv);
   const int pct = static_cast<int>(std::lround(100 * (1 - opt.sensitivity_factor)));
   const std::vector<std::pair<std::string, std::string>> scenarios{
       {"bandwidth", fmt::format("network bandwidth {} % lower", pct)},
       {"gpu", fmt::format("GPU efficiency {} % lower", pct)}};
   OJson j;
   j["factor"] = opt.sensitivity_factor;
+  j["objective"] = std::string(plan::to_string(objective));
   OJson cols = OJson::array({"as planned"});
   std::vector<std::vector<double>> times{nominal};
+  std::vector<std::vector<int>> ranks{ranks_of(entries, nominal, rescaled_estimates(entries, m, c, opt, ""), objective)};
   for (const auto& [key, label] : scenarios) {
     cols.push_back(label);
-    times.push_back(rescaled_times(entries, m, c, opt, key));
+    const auto est = rescaled_estimates(entries, m, c, opt, key);
+    times.push_back(times_of(est));
+    ranks.push_back(ranks_of(entries, times.back(), est, objective));
   }
   j["scenarios"] = cols;
   OJson rows = OJson::array();
-  std::vector<std::vector<int>> ranks;
-  for (const auto& t : times) ranks.push_back(ranks_of(t));
   for (std::size_t i = 0; i < entries.size(); ++i) {
     OJson r;
     r["name"] = entries[i].name;
@@ -153,8 +179,9 @@ OJson sensitivity(const PlanView& pv, const model::Model& m, const hw::Cluster& 
   OJson verdicts = OJson::array();
   for (std::size_t k = 1; k < times.size(); ++k) {
     const int winner = static_cast<int>(std::find(ranks[k].begin(), ranks[k].end(), 1) - ranks[k].begin());
-    verdicts.push_back(winner == 0 ? fmt::format("with {}, the chosen plan stays the fastest ({} per iteration)",
-                                                 scenarios[k - 1].second, core::format_seconds(times[k][0]))
+    const char* first = objective == plan::Objective::margin ? "first (the margin objective)" : "the fastest";
+    verdicts.push_back(winner == 0 ? fmt::format("with {}, the chosen plan stays {} ({} per iteration)",
+                                                 scenarios[k - 1].second, first, core::format_seconds(times[k][0]))
                                    : fmt::format("with {}, {} overtakes the chosen plan ({} vs {})",
                                                  scenarios[k - 1].second, entries[winner].name,
                                                  core::format_seconds(times[k][winner]),

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "strata/cost/program.hpp"
 #include "strata/sim/replicated.hpp"
 
 namespace strata::sim {
@@ -22,8 +23,16 @@ struct Event {
   bool operator>(const Event& o) const { return std::tie(time, seq) > std::tie(o.time, o.seq); }
 };
 
+// One compute step of a replica's fixed order: a forward or a backward of global micro-batch `micro`.
+struct Step {
+  bool backward = false;
+  std::int64_t micro = 0;
+};
+
 struct Replica {
   std::deque<std::int64_t> fwd_ready, bwd_ready;
+  std::vector<Step> order;  // equal widths: the pipeline program's order (program_orders); empty = greedy
+  std::size_t next = 0;     // the next step of `order`
   bool busy = false, synced = false;
   std::int64_t assigned = 0, fwd_done = 0, bwd_done = 0, fwd_started = 0, most_in_flight = 0;
   double busy_s = 0, done_s = 0;
@@ -73,6 +82,7 @@ struct FlushSim {
       for (int q = 0; q < in.stages[st].replicas; ++q) run_op(now, Op::sync, st, q, -1, S.sync_s);
       return;
     }
+    if (!x.order.empty()) return run_in_order(now, st, r);
     const bool gpipe = schedule == cost::Schedule::gpipe;
     const bool may_bwd = !x.bwd_ready.empty() && (!gpipe || x.fwd_done == x.assigned);
     const bool may_fwd = !x.fwd_ready.empty() && (gpipe || x.fwd_started - x.bwd_done < limit[st]);
@@ -87,6 +97,21 @@ struct FlushSim {
       x.most_in_flight = std::max(x.most_in_flight, x.fwd_started - x.bwd_done);
       run_op(now, Op::fwd, st, r, k, S.fwd_s);
     }
+  }
+  // The replica's next step of the program's order, once its input (activation or gradient) has arrived.
+  void run_in_order(double now, int st, int r) {
+    Replica& x = rep[st][r];
+    if (x.next >= x.order.size()) return;
+    const Step step = x.order[x.next];
+    auto& q = step.backward ? x.bwd_ready : x.fwd_ready;
+    const auto it = std::find(q.begin(), q.end(), step.micro);
+    if (it == q.end()) return;
+    q.erase(it);
+    ++x.next;
+    if (step.backward) return run_op(now, Op::bwd, st, r, step.micro, in.stages[st].bwd_s);
+    ++x.fwd_started;
+    x.most_in_flight = std::max(x.most_in_flight, x.fwd_started - x.bwd_done);
+    run_op(now, Op::fwd, st, r, step.micro, in.stages[st].fwd_s);
   }
   void try_link(double now, int b) {
     Link& l = links[b];
@@ -127,6 +152,29 @@ struct FlushSim {
   }
 };
 
+// Every stage r wide (and r dividing M): micro-batch k runs on replica k mod r of every stage, so each replica
+// pipeline is the uniform pipeline program of M/r micro-batches, and each replica runs its stage's order from
+// cost::build_program (local micro-batch l = global r·l + replica) — the one generator of schedule orders that
+// cost/per_stage times and the executor interprets. Unequal widths have no program of one width: the greedy order.
+void program_orders(FlushSim& sim, cost::Schedule schedule) {
+  const auto& in = sim.in;
+  const int r = in.stages.front().replicas;
+  for (const auto& st : in.stages)
+    if (st.replicas != r) return;
+  if (in.micro_batches % r != 0) return;
+  cost::ProgramShape sh;
+  sh.schedule = schedule;
+  sh.p = sim.p();
+  sh.m = in.micro_batches / r;
+  const cost::PipelineProgram prog = cost::build_program(sh);
+  for (int i = 0; i < sim.p(); ++i)
+    for (const auto& op : prog.stages[i].ops) {
+      if (op.kind != cost::ProgramOpKind::forward && op.kind != cost::ProgramOpKind::backward) continue;
+      const bool bwd = op.kind == cost::ProgramOpKind::backward;
+      for (int j = 0; j < r; ++j) sim.rep[i][j].order.push_back({bwd, op.micro * r + j});
+    }
+}
+
 }  // namespace
 
 ReplicatedResult simulate_replicated_flush(const ReplicatedInput& in, cost::Schedule schedule) {
@@ -144,6 +192,7 @@ ReplicatedResult simulate_replicated_flush(const ReplicatedInput& in, cost::Sche
     for (std::int64_t k = 0; k < in.micro_batches; ++k) ++sim.rep[i][k % w].assigned;
   }
   sim.links.resize(p - 1);
+  program_orders(sim, schedule);
   // 1F1B's warm-up depth per replica of stage i: PipeDream's NOAM over the stages from i on, ⌈Σ_{j≥i} r_j / r_i⌉
   // (notes_003 §1.4) — p − i for equal widths (Megatron's 1F1B). Fewer starve a narrow stage whose successors are
   // wider: its replica's round trip then holds more micro-batches than p − i.

@@ -8,6 +8,7 @@
 #include "helpers.hpp"
 #include "strata/cost/comm.hpp"
 #include "strata/cost/per_stage.hpp"
+#include "strata/cost/program.hpp"
 #include "strata/cost/reshard.hpp"
 #include "strata/cost/stage.hpp"
 
@@ -71,8 +72,47 @@ TEST(PerStage, StagesKeepTheirOwnWidths) {
   const std::vector<double> t = {e.stages[0].time_s, e.stages[1].time_s}, p2p = {e.stages[0].p2p_s};
   const std::vector<double> sync = {e.stages[0].dp_comm_s + e.stages[0].optimizer_s,
                                     e.stages[1].dp_comm_s + e.stages[1].optimizer_s};
-  EXPECT_DOUBLE_EQ(e.pipeline_time_s, cost::per_stage_iteration_time(cost::Schedule::one_f_one_b, 8, r, t, p2p, sync));
+  // Unequal widths: the closed form's pipeline with each stage's sync from its own last backward (cost/per_stage).
+  const std::vector<double> f = {e.stages[0].fwd_s, e.stages[1].fwd_s}, b = {e.stages[0].bwd_s, e.stages[1].bwd_s};
+  const auto timing = cost::per_stage_timing({cost::Schedule::one_f_one_b, 8, r, f, b, p2p, sync});
+  EXPECT_DOUBLE_EQ(e.pipeline_time_s, timing.iteration_s);
+  // Stage 0 finishes last (the gradient ends there), so its sync follows the whole pipeline.
+  EXPECT_DOUBLE_EQ(timing.iteration_s, std::max(timing.pipeline_s + sync[0],
+                                                timing.pipeline_s - e.stages[0].bwd_s - p2p[0] / 2 + sync[1]));
+  EXPECT_DOUBLE_EQ(timing.pipeline_s, cost::per_stage_pipeline_time(cost::Schedule::one_f_one_b, 8, r, t, p2p));
   EXPECT_GT(e.stages[0].p2p_s, 0);
+}
+
+// Equal widths: the estimate is the pipeline program of one replica pipeline (m = M/r), timed by time_program with
+// each stage's sync + step as its optimizer op — the uniform plans' estimate/simulator equality, for per-stage plans.
+TEST(PerStage, EqualWidthsAreTimedByThePipelineProgram) {
+  const auto m = model::zoo_model("small-gpt");
+  const auto c = cluster("p3.8xlarge:3+g4dn.12xlarge:1");
+  for (const char* sched : {"1f1b", "gpipe"}) {
+    const auto e = run(m, c, std::string("mbs=1,gbs=32,stages=t4:dp2:tp2:3/v100:dp2:tp1:4/v100:dp2:tp2:3,schedule=") +
+                                 sched);
+    cost::ProgramShape sh;
+    sh.schedule = cost::parse_schedule(sched, "test");
+    sh.p = 3;
+    sh.m = 16;
+    cost::ProgramDurations d;
+    for (int i = 0; i < 3; ++i) {
+      d.fwd_s.push_back({e.stages[i].fwd_s});
+      d.bwd_s.push_back({e.stages[i].bwd_s});
+      d.p2p_s.push_back({e.stages[i].p2p_s / 2});
+      d.optimizer_s.push_back(e.stages[i].dp_comm_s + e.stages[i].optimizer_s);
+    }
+    EXPECT_DOUBLE_EQ(e.pipeline_time_s, cost::time_program(cost::build_program(sh), d).makespan_s) << sched;
+  }
+  // A late stage's large sync overlaps the drain of the stages before it: less than the closed form, which adds it
+  // after stage 0's last backward.
+  const std::vector<double> f = {1.0, 1.0}, b = {2.0, 2.0}, e = {0.0}, sync = {0.0, 5.0}, t = {3.0, 3.0};
+  const std::vector<int> r = {2, 2};
+  const auto timing = cost::per_stage_timing({cost::Schedule::one_f_one_b, 8, r, f, b, e, sync});
+  EXPECT_NEAR(timing.pipeline_s, (4 + 2 - 1) * 3.0, 1e-12);
+  EXPECT_NEAR(timing.iteration_s, (4 + 2 - 1) * 3.0 - 2.0 + 5.0, 1e-12);  // stage 1 ends one backward earlier
+  // Closed form: Σt + max((m − 1)·t + sync) = 6 + 9 + 5.
+  EXPECT_NEAR(cost::per_stage_iteration_time(cost::Schedule::one_f_one_b, 8, r, t, e, sync), 20.0, 1e-12);
 }
 
 TEST(PerStage, ReshardPiecesPartitionTheActivation) {

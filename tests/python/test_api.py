@@ -120,6 +120,32 @@ def test_plan_round_trips_through_to_dict_and_estimate(cli_json, tmp_path):
     assert json.loads(p.to_json()) == d
 
 
+def test_plan_file_embeds_file_and_dict_definitions_as_the_cli(cli_json, example, tmp_path):
+    # A plan from model and cluster files embeds their definitions, as `strata plan --json` does (plan::
+    # input_definitions), so the plan file is read back after the files are gone; a dict is its own definition.
+    model, cluster = example("model_custom_transformer.json"), example("cluster_heterogeneous.json")
+    expected = cli_json("plan", "--model", model, "--cluster", cluster, "--gbs", "64", "--top", "2", "--json", "-")
+    p = strata.plan(model, cluster, 64, top=2)
+    d = p.to_dict()
+    assert d["model_definition"] == expected["model_definition"]
+    assert d["cluster_definition"] == expected["cluster_definition"]
+    assert plan_dict(d) == plan_dict(expected)
+    with open(model) as f:
+        model_dict = json.load(f)
+    with open(cluster) as f:
+        cluster_dict = json.load(f)
+    q = strata.plan(model_dict, cluster_dict, 64, top=2).to_dict()
+    assert q["model_definition"] == expected["model_definition"]
+    assert q["cluster_definition"] == expected["cluster_definition"]
+    # Read back with neither --model nor --cluster: the embedded definitions are enough.
+    f = tmp_path / "plan.json"
+    f.write_text(p.to_json() + "\n")
+    sim = cli_json("simulate", "--plan", str(f), "--json")
+    assert sim["iteration_time_s"] > 0
+    # Built-in names embed nothing.
+    assert "model_definition" not in strata.plan("amp-gpt2", AMP_CLUSTER, 32, top=1).to_dict()
+
+
 def test_plan_explain_and_baselines():
     p = strata.plan("amp-gpt2", AMP_CLUSTER, 32)
     text = p.explain()

@@ -24,8 +24,7 @@ inline PlannedCase make_case(const std::string& model, const std::string& cluste
   plan::PlanOptions opt;
   opt.global_batch = gbs;
   opt.threads = 2;
-  // Ranked by time: the report's sensitivity table ranks plans by predicted time (a margin-first list would put a
-  // slower plan at #1; docs/report.md).
+  // Ranked by time (the report's sensitivity table follows the plan's objective: test_report_data checks both).
   opt.objective = plan::Objective::fastest;
   const auto r = plan::plan(pc.model, pc.cluster, opt);
   pc.plan = nlohmann::json::parse(plan::plan_to_json(r, pc.model, pc.cluster, opt).dump(2));

@@ -1,7 +1,8 @@
 // tests/report/test_report_data: the report's data and page without a browser — summary numbers equal the plan
 // file's, one forward task per micro-batch and chunk on every worker, the memory peak equals an independent
-// simulation's, sensitivity at factor 1 reproduces the plan's times and ranking, deterministic bytes (also
-// after a dump/parse round trip of the plan file), valid HTML without external URLs, and bad plan files rejected.
+// simulation's, sensitivity at factor 1 reproduces the plan's times and ranking (by the plan's objective),
+// deterministic bytes (also after a dump/parse round trip of the plan file), valid HTML without external URLs, and
+// bad plan files rejected.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -102,6 +103,39 @@ TEST(ReportData, SensitivityAtFactorOneReproducesThePlan) {
   }
   EXPECT_EQ(rows[0]["name"], "#1");
   EXPECT_EQ(rows[0]["ranks"][0], 1);
+}
+
+// The sensitivity table ranks by the objective the plan used (the plan file's "objective"): a margin-first plan list
+// keeps its order as planned (#k is rank k), where ranking by time would put a faster, fuller plan first; a plan
+// ranked by time is ranked by time.
+TEST(ReportData, SensitivityRanksByThePlansObjective) {
+  using namespace strata;
+  const auto& pc = small_case();
+  plan::PlanOptions opt;
+  opt.global_batch = 32;
+  opt.threads = 2;
+  opt.objective = plan::Objective::margin;
+  const auto r = plan::plan(pc.model, pc.cluster, opt);
+  const auto margin_plan = nlohmann::json::parse(plan::plan_to_json(r, pc.model, pc.cluster, opt).dump());
+  ASSERT_EQ(margin_plan["objective"], "margin");
+  const auto& cands = margin_plan["candidates"];
+  bool reordered = false;  // the margin objective put a slower plan before a faster one
+  for (std::size_t i = 0; i + 1 < cands.size(); ++i)
+    reordered = reordered || cands[i]["estimate"]["iteration_time_s"].get<double>() >
+                                 cands[i + 1]["estimate"]["iteration_time_s"].get<double>();
+  EXPECT_TRUE(reordered) << "the case no longer exercises the margin order";
+  const auto d = report::report_data(margin_plan, "p", pc.model, pc.cluster);
+  EXPECT_EQ(d["why"]["sensitivity"]["objective"], "margin");
+  const auto& rows = d["why"]["sensitivity"]["rows"];
+  for (std::size_t i = 0; i < cands.size(); ++i) EXPECT_EQ(rows[i]["ranks"][0], static_cast<int>(i) + 1) << i;
+  // Ranked by time (the fixture's --objective fastest): the ranks follow the times.
+  const auto f = report::report_data(pc.plan, "p", pc.model, pc.cluster);
+  EXPECT_EQ(f["why"]["sensitivity"]["objective"], "fastest");
+  const auto& fc = pc.plan["candidates"];
+  const auto& fr = f["why"]["sensitivity"]["rows"];
+  for (std::size_t i = 0; i + 1 < fc.size(); ++i)
+    if (fc[i]["estimate"]["iteration_time_s"] < fc[i + 1]["estimate"]["iteration_time_s"])
+      EXPECT_LT(fr[i]["ranks"][0], fr[i + 1]["ranks"][0]) << i;
 }
 
 TEST(ReportData, LaunchScriptFromTheExportModuleOrTheReason) {

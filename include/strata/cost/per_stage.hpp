@@ -25,13 +25,36 @@ namespace strata::cost {
 //                  replica as the uniform form's vanilla PipeDream)
 //   2bw:          max( max_i [m_i·t_i + sync_i] , M·max_i e_i )
 //                 (each stage's cycle per batch: its m_i micro-batches, then its one update; PipeDream-2BW §2)
-// Every one is max_i q_i + Σ_i h_i over stages and boundaries (what plan/stage_search minimises exactly).
+// Every one is max_i q_i + Σ_i h_i over stages and boundaries (what plan/stage_search minimises exactly); for
+// gpipe / 1f1b estimate_per_stage charges per_stage_timing below, which places each stage's sync at its own end.
 // `replicas` r_i, `t`, `sync` size p; `e` size p − 1. interleaved is not a per-stage schedule (InputError).
 double per_stage_iteration_time(Schedule sched, std::int64_t total_micro, std::span<const int> replicas,
                                 std::span<const double> t, std::span<const double> e, std::span<const double> sync);
 // The same without the DP sync and optimizer (sync = 0): the pipeline part.
 double per_stage_pipeline_time(Schedule sched, std::int64_t total_micro, std::span<const int> replicas,
                                std::span<const double> t, std::span<const double> e);
+
+// The iteration estimate_per_stage charges (docs/cost-model.md §Per-stage strategies). gpipe / 1f1b with every stage
+// as wide (r_i = r): the pipeline program (cost/program) of one of the r independent replica pipelines of M/r
+// micro-batches, timed by time_program with each stage's sync + step as its optimizer op — the order and the
+// critical path the simulator replays, so a stage's sync starts at its own last backward while the stages before
+// it still drain (the closed form above adds the largest sync after the whole drain: 7 % too slow on the AMP
+// cluster's --per-stage plan). gpipe / 1f1b with unequal widths: the closed form's pipeline, each stage's sync
+// starting at the end of its last backward, D_j = Σ_{k<j} (b_k + e_k/2) before stage 0's. pipedream / 2bw: the
+// closed forms above (plan/stage_search minimises those for every schedule).
+struct StageTimes {
+  Schedule schedule = Schedule::one_f_one_b;
+  std::int64_t total_micro = 1;        // M
+  std::span<const int> replicas;       // r_i
+  std::span<const double> fwd, bwd;    // per micro-batch on one replica (t_i = fwd_i + bwd_i)
+  std::span<const double> e;           // boundary round trips (size p − 1)
+  std::span<const double> sync;        // exposed DP sync + optimizer step per stage
+};
+struct PerStageTiming {
+  double pipeline_s = 0;   // without the syncs and steps
+  double iteration_s = 0;  // with them
+};
+PerStageTiming per_stage_timing(const StageTimes& x);
 
 // The stage-local view of a complete per-stage strategy: a uniform strategy with dp = dp_i, tp = tp_i, pp = p and
 // split = the stages' layers, so that make_stage_context / sum_stage_layers / stage_memory cost stage `stage`

@@ -56,10 +56,11 @@ struct ReplicatedResult {
 ReplicatedResult simulate_replicated(const ReplicatedInput& in);
 
 // One flushed iteration of the same pipeline (schedule gpipe or 1f1b; sim/replicated_flush.cpp): all
-// `micro_batches` enter stage 0 at once, micro-batch k runs on replica k mod r_i of stage i; GPipe runs every
+// `micro_batches` enter stage 0 at once, micro-batch k runs on replica k mod r_i of stage i. Every stage r wide
+// (r dividing M): each replica runs its stage's op order of the pipeline program of M/r micro-batches
+// (cost::build_program — the order cost/per_stage times and the executor runs). Unequal widths: GPipe runs every
 // forward of a replica before its backwards, 1F1B runs backward first with at most ⌈Σ_{j≥i} r_j / r_i⌉ micro-batches
-// in flight on a replica of stage i (PipeDream's NOAM from stage i on; p − i for equal widths, Megatron's warm-up
-// depth); a stage's `sync_s` (exposed DP sync + optimizer step) runs once, on all its replicas at once, when the
+// in flight on a replica of stage i (PipeDream's NOAM from stage i on); a stage's `sync_s` (exposed DP sync + optimizer step) runs once, on all its replicas at once, when the
 // last of them has run its last backward (the all-reduce is a collective over them), blocking them.
 // makespan_s = the iteration time, period_s = 0.
 ReplicatedResult simulate_replicated_flush(const ReplicatedInput& in, cost::Schedule schedule);
