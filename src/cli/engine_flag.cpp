@@ -42,7 +42,7 @@ bool same_traits(const cost::EngineProfile& p, const hw::Cluster& c, const plan:
                              p.allocator_headroom_fraction == cost::builtin_constants().fragmentation_fraction;
   return headroom_same && t.eager_elementwise == opt.eager_elementwise &&
          t.recompute_early_stop == opt.recompute_early_stop && t.fp8_separate_casts == opt.fp8_separate_casts &&
-         t.attention == opt.attention && t.fp32_loss == opt.fp32_loss && t.optim == opt.optim;
+         t.attention == opt.attention && t.fp32_loss == opt.fp32_loss && t.optim == opt.optim && t.grads == opt.grads;
 }
 
 // The reason without its parenthesised detail, for one entry of the line.

@@ -30,6 +30,7 @@ cost::Strategy base_strategy(const hw::Cluster& c, int dp, int tp, int pp, std::
   s.eager_elementwise = opt.eager_elementwise;
   s.fp8_separate_casts = opt.fp8_separate_casts;
   s.optim = opt.optim;
+  s.grads = opt.grads;
   s.fp32_loss = opt.fp32_loss;
   s.attention = opt.attention;
   if (!light_baselines(c, opt)) s.placement = megatron_placement(c);
@@ -75,6 +76,7 @@ cost::Estimate estimate_on_unit(const model::Model& m, const hw::Cluster& c, con
     it->second.proto.eager_elementwise = s.eager_elementwise;
     it->second.proto.fp8_separate_casts = s.fp8_separate_casts;
     it->second.proto.optim = s.optim;
+    it->second.proto.grads = s.grads;
     it->second.proto.fp32_loss = s.fp32_loss;
     it->second.proto.attention = s.attention;
     it->second.proto.recompute_early_stop = opt.recompute_early_stop;

@@ -60,6 +60,7 @@ PlanOptions with_engine_traits(const model::Model& m, const hw::Cluster& c, Plan
   opt.attention = t.attention;
   opt.fp32_loss = t.fp32_loss;
   opt.optim = t.optim;
+  opt.grads = t.grads;
   if (opt.cost.memory_headroom.bytes < 0 && opt.cost.memory_headroom.fraction < 0)
     opt.cost.memory_headroom.fraction = p.allocator_headroom_fraction;
   return opt;

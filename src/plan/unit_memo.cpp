@@ -72,6 +72,7 @@ DegreeUnit UnitBuilder::build(int dp, int tp, int pp, int cp, const std::shared_
   u.proto.recompute_early_stop = opt_.recompute_early_stop;  // applied to the full-recompute variants (eval.cpp)
   u.proto.fp8_separate_casts = opt_.fp8_separate_casts;
   u.proto.optim = opt_.optim;
+  u.proto.grads = opt_.grads;
   u.proto.fp32_loss = opt_.fp32_loss;
   u.proto.attention = opt_.attention;
   u.fixed_split = opt_.engine && !opt_.engine->uneven_split;

@@ -53,6 +53,7 @@ struct PlanOptions {
   bool fp8_separate_casts = false;
   cost::OptimizerStep optim = cost::OptimizerStep::fused;  // --optim: how AdamW steps (its temporaries' memory)
   bool fp32_loss = false;  // the loss path (strategy key loss=): set by --engine from its profile
+  cost::GradBuffer grads = cost::GradBuffer::persistent;  // where gradients live (grads=): set by --engine
   // Attention kernel of every candidate; unset = each GPU's default (cost::attention_kernel_for).
   std::optional<model::AttentionKernel> attention;
   // --engine: search only what this engine can run (cost::engine_cannot_run, filtered before costing) and cost
