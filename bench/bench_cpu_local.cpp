@@ -154,7 +154,12 @@ int main(int argc, char** argv) {
              core::render_table({"model", "plan", "gbs", "estimate", "measured", "measured/estimate", "fastest/estimate"},
                                 rows));
   if (!runs_out.empty()) {
-    std::ofstream(runs_out) << core::dump_json(out) << "\n";
+    // The shape --runs reads (data/calibration/cpu_local_runs.json): add the provenance by hand before committing.
+    core::OrderedJson doc;
+    doc["_doc"] = "strata run iteration times on the cpu-local executor, written by bench/bench_cpu_local --runs-out";
+    doc["provenance"] = {{"machine", fmt::format("{} hardware threads", std::thread::hardware_concurrency())}};
+    doc["runs"] = out;
+    std::ofstream(runs_out) << core::dump_json(doc) << "\n";
     fmt::print("runs written to {}\n", runs_out);
   }
   if (do_fit) fit(runs, cluster);
