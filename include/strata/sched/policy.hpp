@@ -5,6 +5,7 @@
 // Each policy has a heterogeneity-aware form and an agnostic baseline ("<name>-agnostic": the policy sees every
 // GPU type as equally fast; X is then evaluated with the real throughputs).
 #pragma once
+#include "strata/sched/lp.hpp"
 #include <string>
 #include <vector>
 
@@ -58,6 +59,9 @@ struct PolicyOptions {
   // own (1e-7, 1e-6). The simulator uses 1e-3: it re-solves every <= 1920 s and realises X in 360 s rounds, far
   // coarser than 0.1 % of ρ or M, and each halving is one more LP per re-solve.
   double search_rel_tol = 0;
+  // Warm starts across calls (the simulator's re-solves): each policy's LP starts from the basis its previous
+  // solve left, mapped by job name; nullptr = cold solves (`allocate`). Owned by the caller; not thread-safe.
+  WarmStarts* warm = nullptr;
 };
 
 struct Combo {
