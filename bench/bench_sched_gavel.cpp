@@ -6,7 +6,7 @@
 // Usage: bench_sched_gavel [--only las|multi|ftf|makespan|ss|hier|speed|<policy>] [--jobs N] [--window FROM:TO]
 //                          [--seeds K] [--repeat R] [--rates R1/R2/...] [--static-jobs N] [--cold 1]
 //                          [--throughputs FILE]
-//   defaults: --window 1000:1500 --jobs 3×TO --seeds 3 (Gavel: jobs 4000–5000 of a continuous trace, 3 seeds;
+//   defaults: --window 4000:5000 --jobs 3×TO --seeds 3 (Gavel's: jobs 4000–5000 of a continuous trace, 3 seeds;
 //   the trace keeps arriving past the window and the simulation stops once the window's jobs are done, so the
 //   window sees a loaded cluster, not a draining one), --static-jobs 200 (makespan), --repeat 3 (speed table),
 //   --cold 1: every LP solved cold (no warm starts across re-solves; for before/after timings).
@@ -32,7 +32,7 @@ const char* kCluster = "v100:36,p100:36,k80:36";  // Gavel's simulated cluster (
 
 struct Args {
   std::string only, throughputs;
-  int jobs = 0, from = 1000, to = 1500, seeds = 3, repeat = 3, static_jobs = 200;
+  int jobs = 0, from = 4000, to = 5000, seeds = 3, repeat = 3, static_jobs = 200;
   bool cold = false;
   std::vector<double> rates;  // --rates: overrides an experiment's default sweep
 };

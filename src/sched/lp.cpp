@@ -92,6 +92,10 @@ struct IncrementalLp::Model {
   int n = 0;
   std::vector<LpKey> col_key, row_key;
   bool warm = false;  // statuses set by start_from
+  // CLP keeps its work areas and factorization after a solve (startFinishOptions 1); the next re-solve reuses the
+  // factorization (option 2) when the basis and the matrix are unchanged since — bounds and objective changes keep
+  // it valid; start_from and set_coefficient do not.
+  bool factor_kept = false;
 };
 
 IncrementalLp::IncrementalLp(const LinearProgram& lp) : model_(new Model) {
@@ -121,7 +125,11 @@ IncrementalLp::~IncrementalLp() { delete model_; }
 void IncrementalLp::set_row_bounds(int row, double lo, double hi) {
   model_->clp.setRowBounds(row, coin_bound(lo), coin_bound(hi));
 }
-void IncrementalLp::set_coefficient(int row, int var, double coef) { model_->clp.modifyCoefficient(row, var, coef, /*keepZero=*/true); }
+void IncrementalLp::set_coefficient(int row, int var, double coef) {
+  model_->clp.modifyCoefficient(row, var, coef, /*keepZero=*/true);
+  model_->clp.setWhatsChanged(0);  // CLP does not notice a matrix change: rebuild the kept work areas
+  model_->factor_kept = false;
+}
 void IncrementalLp::set_objective(int var, double coef) { model_->clp.setObjectiveCoefficient(var, coef); }
 
 void IncrementalLp::start_from(const LpBasis& b) {
@@ -139,6 +147,7 @@ void IncrementalLp::start_from(const LpBasis& b) {
     if (it != b.rows.end()) clp.setRowStatus(r, static_cast<ClpSimplex::Status>(it->second));
   }
   model_->warm = true;
+  model_->factor_kept = false;
 }
 
 LpBasis IncrementalLp::basis() const {
@@ -155,12 +164,17 @@ LpBasis IncrementalLp::basis() const {
 }
 
 LpSolution IncrementalLp::solve(bool primal) {
-  if (model_->warm) model_->clp.dual(0);  // from the carried-over basis
+  const int keep = 1 | (model_->factor_kept ? 2 : 0);
+  if (model_->warm) model_->clp.dual(0, keep);  // from the carried-over basis
   else if (!solved_once_) model_->clp.initialSolve();
-  else if (primal) model_->clp.primal(1);
-  else model_->clp.dual(0);
+  else if (primal) model_->clp.primal(1, keep);
+  else model_->clp.dual(0, keep);
+  model_->factor_kept = solved_once_ || model_->warm;  // initialSolve frees its factorization
   // A basis left by an infeasible re-solve can stall the dual; fall back to a fresh primal solve.
-  if (!model_->clp.isProvenOptimal() && !model_->clp.isProvenPrimalInfeasible()) model_->clp.initialSolve();
+  if (!model_->clp.isProvenOptimal() && !model_->clp.isProvenPrimalInfeasible()) {
+    model_->clp.initialSolve();
+    model_->factor_kept = false;
+  }
   solved_once_ = true;
   model_->warm = false;
   return clp_solution(model_->clp, model_->n);
