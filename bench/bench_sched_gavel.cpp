@@ -3,13 +3,17 @@
 // (../shared/gavel/simulation_throughputs.json) and 36 V100 + 36 P100 + 36 K80 — each figure printed beside the
 // paper's/thesis' — and the speed of whole simulations: a 2,048-job trace to completion under every policy,
 // CPU seconds, median of 3.
-// Usage: bench_sched_gavel [--only las|multi|ftf|makespan|ss|hier|speed] [--jobs N] [--window FROM:TO]
-//                          [--seeds K] [--repeat R] [--throughputs FILE]
-//   defaults: --jobs 800 --window 400:600 --seeds 3 (Gavel: jobs 4000–5000 of a continuous trace, 3 seeds; the
-//   shrunk window keeps a run affordable on the shared 2-core machine), --repeat 3 for the speed table.
+// Usage: bench_sched_gavel [--only las|multi|ftf|makespan|ss|hier|speed|<policy>] [--jobs N] [--window FROM:TO]
+//                          [--seeds K] [--repeat R] [--rates R1/R2/...] [--static-jobs N] [--cold 1]
+//                          [--throughputs FILE]
+//   defaults: --window 4000:5000 --jobs 3×TO --seeds 3 (Gavel's: jobs 4000–5000 of a continuous trace, 3 seeds;
+//   the trace keeps arriving past the window and the simulation stops once the window's jobs are done, so the
+//   window sees a loaded cluster, not a draining one), --static-jobs 200 (makespan), --repeat 3 (speed table),
+//   --cold 1: every LP solved cold (no warm starts across re-solves; for before/after timings).
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -28,7 +32,9 @@ const char* kCluster = "v100:36,p100:36,k80:36";  // Gavel's simulated cluster (
 
 struct Args {
   std::string only, throughputs;
-  int jobs = 800, from = 400, to = 600, seeds = 3, repeat = 3;
+  int jobs = 0, from = 4000, to = 5000, seeds = 3, repeat = 3, static_jobs = 200;
+  bool cold = false;
+  std::vector<double> rates;  // --rates: overrides an experiment's default sweep
 };
 
 double process_cpu_s() {
@@ -60,8 +66,11 @@ Problem workload(const JobTypeTable& table, const std::string& spec) {
   return generate_trace(table, priced_cluster(), parse_generate_spec(spec));
 }
 
+bool g_cold = false;  // --cold
+
 SimOptions gavel_options(const std::string& policy) {
   SimOptions o;
+  o.warm_start = !g_cold;
   apply_conventions(Conventions::kGavel, o);
   o.policy = parse_policy(policy);
   return o;
@@ -69,7 +78,7 @@ SimOptions gavel_options(const std::string& policy) {
 
 // Average JCT (h) and utilisation of the window, mean over seeds.
 struct Point {
-  double jct_h = 0, util = 0, slowdown = 0;
+  double jct_h = 0, util = 0, slowdown = 0, cpu_s = 0;
 };
 
 Point steady(const JobTypeTable& table, const Args& a, const std::string& policy, double rate, bool multi,
@@ -82,7 +91,11 @@ Point steady(const JobTypeTable& table, const Args& a, const std::string& policy
     o.measure_from = a.from;
     o.measure_to = a.to;
     o.stop_after_window = true;
+    const double c0 = process_cpu_s();
     const SimMetrics m = simulate(t, o).metrics;
+    p.cpu_s += process_cpu_s() - c0;
+    if (m.jobs_finished < m.jobs_measured)
+      fmt::print("  (seed {}: {} of the window's {} jobs unfinished)\n", seed, m.jobs_measured - m.jobs_finished, m.jobs_measured);
     p.jct_h += m.avg_jct_s / 3600.0 / a.seeds;
     p.util += m.utilization / a.seeds;
     p.slowdown += m.avg_slowdown / a.seeds;
@@ -92,37 +105,45 @@ Point steady(const JobTypeTable& table, const Args& a, const std::string& policy
 
 std::string f2(double v) { return fmt::format("{:.2f}", v); }
 
+std::string trace_words(const Args& a) {
+  return fmt::format("jobs {}..{} of a {}-job continuous trace, {} seeds", a.from, a.to, a.jobs, a.seeds);
+}
+
 // Paper Fig. 9 / thesis §5.6: LAS aware vs agnostic average JCT against the input rate; Gavel's gain is quoted at
-// the rate where the agnostic policy has saturated and the aware one has not (the knee).
+// the rate where the agnostic policy has saturated and the aware one has not (the knee). Past its knee a policy's
+// queue grows without bound, so its JCT depends on how deep in the trace the window lies (Gavel: jobs 4000–5000).
 void las(const JobTypeTable& table, const Args& a, bool multi) {
-  const std::vector<double> rates = multi ? std::vector<double>{0.5, 1.0, 1.5, 2.0, 2.6, 3.0}
-                                          : std::vector<double>{1.0, 2.0, 3.0, 4.0, 5.0, 5.6, 6.5};
-  const char* quote = multi ? "2.2x at 2.6 jobs/h" : "3.5x at 5.6 jobs/h";
-  fmt::print("\nLAS aware vs agnostic, continuous-{} ({}, jobs {}..{} of {}, {} seeds); thesis/paper: {}\n",
-             multi ? "multiple" : "single", kCluster, a.from, a.to, a.jobs, a.seeds, quote);
+  std::vector<double> rates = multi ? std::vector<double>{1.0, 2.0, 2.6, 3.0} : std::vector<double>{2.0, 4.0, 5.0, 5.6, 6.5};
+  if (!a.rates.empty()) rates = a.rates;
+  const double quoted_rate = multi ? 2.6 : 5.6;
+  const char* quote = multi ? "2.2x" : "3.5x";
+  fmt::print("\nLAS aware vs agnostic, continuous-{} ({}, {}); paper/thesis: {} at {} jobs/h\n",
+             multi ? "multiple" : "single", kCluster, trace_words(a), quote, quoted_rate);
   std::vector<std::vector<std::string>> rows;
-  double first_agn = 0;
+  double first_agn = 0, cpu = 0;
   bool knee_printed = false;
   for (double r : rates) {
     const Point aw = steady(table, a, "max-min-fairness", r, multi);
     const Point ag = steady(table, a, "max-min-fairness-agnostic", r, multi);
+    cpu += aw.cpu_s + ag.cpu_s;
     if (first_agn == 0) first_agn = ag.jct_h;
     std::string note;
     if (!knee_printed && ag.jct_h > 2 * first_agn) note = "agnostic knee", knee_printed = true;
     rows.push_back({f2(r), f2(aw.jct_h), f2(ag.jct_h), f2(ag.jct_h / aw.jct_h) + "x", fmt::format("{:.0f} %", 100 * aw.util),
-                    fmt::format("{:.0f} %", 100 * ag.util), note});
-    fmt::print("  rate {:.2f}: aware {:.2f} h, agnostic {:.2f} h\n", r, aw.jct_h, ag.jct_h);
+                    fmt::format("{:.0f} %", 100 * ag.util), std::abs(r - quoted_rate) < 1e-9 ? quote : "", note});
+    fmt::print("  rate {:.2f}: aware {:.2f} h, agnostic {:.2f} h ({:.0f} + {:.0f} CPU-s)\n", r, aw.jct_h, ag.jct_h, aw.cpu_s, ag.cpu_s);
     std::fflush(stdout);
   }
-  fmt::print("{}", core::render_table({"jobs/h", "aware h", "agnostic h", "gain", "util aware", "util agnostic", ""}, rows));
+  fmt::print("{}", core::render_table({"jobs/h", "aware h", "agnostic h", "gain", "util aware", "util agnostic", "paper", ""}, rows));
+  fmt::print("({:.0f} CPU-s)\n", cpu);
 }
 
 // Paper Fig. 10 / thesis: finish-time fairness, aware vs agnostic (JCT 3x, FTF metric 2.8x).
 void ftf(const JobTypeTable& table, const Args& a) {
-  const double r = 4.0;
+  const double r = a.rates.empty() ? 2.6 : a.rates.front();  // LAS-multiple's quoted load
   const Point aw = steady(table, a, "finish-time-fairness", r, true);
   const Point ag = steady(table, a, "finish-time-fairness-agnostic", r, true);
-  fmt::print("\nFinish-time fairness, continuous-multiple, {:.1f} jobs/h, jobs {}..{}, {} seeds\n", r, a.from, a.to, a.seeds);
+  fmt::print("\nFinish-time fairness, continuous-multiple, {:.1f} jobs/h, {}\n", r, trace_words(a));
   fmt::print("{}", core::render_table({"metric", "aware", "agnostic", "gain", "thesis"},
                                       {{"average JCT h", f2(aw.jct_h), f2(ag.jct_h), f2(ag.jct_h / aw.jct_h) + "x", "3x"},
                                        {"avg slowdown (FTF proxy)", f2(aw.slowdown), f2(ag.slowdown),
@@ -131,7 +152,7 @@ void ftf(const JobTypeTable& table, const Args& a) {
 
 // Paper Fig. 11 / thesis: makespan policy vs FIFO on a static multi-GPU trace (2.5x vs FIFO).
 void makespan(const JobTypeTable& table, const Args& a) {
-  const int n = std::max(50, a.jobs / 4);
+  const int n = a.static_jobs;
   std::vector<std::vector<std::string>> rows;
   double base = 0;
   for (const char* pol : {"makespan", "fifo", "fifo-agnostic", "makespan-agnostic"}) {
@@ -149,10 +170,10 @@ void makespan(const JobTypeTable& table, const Args& a) {
 
 // Thesis: space sharing on top of heterogeneity-aware LAS (1.4x single-GPU), measured pairs from Gavel's table.
 void space_sharing(const JobTypeTable& table, const Args& a) {
-  const double r = 5.6;
+  const double r = a.rates.empty() ? 5.6 : a.rates.front();
   const Point aw = steady(table, a, "max-min-fairness", r, false, ",pairs=4");
   const Point ss = steady(table, a, "max-min-fairness", r, false, ",pairs=4", true);
-  fmt::print("\nSpace sharing, LAS continuous-single {:.1f} jobs/h, 4 measured pairs per job, jobs {}..{}\n", r, a.from, a.to);
+  fmt::print("\nSpace sharing, LAS continuous-single {:.1f} jobs/h, 4 measured pairs per job, {}\n", r, trace_words(a));
   fmt::print("{}", core::render_table({"aware h", "aware+SS h", "SS gain", "thesis"},
                                       {{f2(aw.jct_h), f2(ss.jct_h), f2(aw.jct_h / ss.jct_h) + "x", "1.4x"}}));
 }
@@ -190,7 +211,8 @@ void speed(const JobTypeTable& table, const Args& a) {
   const double rate = 4.0;
   const Problem t = workload(table, fmt::format("jobs=2048,rate={},seed=1,multi=1,slo=1,entities=3", rate));
   fmt::print("\nWhole simulations: 2048 jobs (Gavel generator, multi-GPU, {} jobs/h, SLOs, 3 entities) on {}, to "
-             "completion, Gavel conventions; CPU s, median of {} [target <= 10 s]\n", rate, kCluster, a.repeat);
+             "completion, Gavel conventions{}; CPU s, median of {} [target <= 10 s]\n", rate, kCluster,
+             a.cold ? ", every LP cold (--cold)" : ", warm starts", a.repeat);
   std::vector<std::vector<std::string>> rows;
   for (const auto& name : policy_names()) {
     if (!a.only.empty() && a.only != "speed" && a.only != name) continue;
@@ -221,10 +243,20 @@ Args parse_args(int argc, char** argv) {
     else if (k == "--seeds") a.seeds = std::max(1, std::atoi(v.c_str()));
     else if (k == "--repeat") a.repeat = std::max(1, std::atoi(v.c_str()));
     else if (k == "--throughputs") a.throughputs = v;
+    else if (k == "--static-jobs") a.static_jobs = std::max(2, std::atoi(v.c_str()));
+    else if (k == "--cold") a.cold = v != "0";
+    else if (k == "--rates")
+      for (std::size_t p = 0; p < v.size();) {
+        const std::size_t q = std::min(v.find('/', p), v.size());
+        a.rates.push_back(std::atof(v.substr(p, q - p).c_str()));
+        p = q + 1;
+      }
     else if (k == "--window") a.from = std::atoi(v.c_str()), a.to = std::atoi(v.substr(v.find(':') + 1).c_str());
     else fmt::print(stderr, "unknown argument {}\n", k), std::exit(2);
   }
-  if (a.to > a.jobs || a.from >= a.to) a.from = a.jobs / 2, a.to = 3 * a.jobs / 4;
+  if (a.from >= a.to) fmt::print(stderr, "--window FROM:TO needs FROM < TO\n"), std::exit(2);
+  if (a.jobs == 0) a.jobs = 3 * a.to;  // arrivals continue well past the window (stop_after_window ends the run)
+  if (a.to > a.jobs) fmt::print(stderr, "--window ends after --jobs\n"), std::exit(2);
   return a;
 }
 
@@ -232,6 +264,7 @@ Args parse_args(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   const Args a = parse_args(argc, argv);
+  g_cold = a.cold;
   const JobTypeTable table = table_of(a);
   auto want = [&](const char* s) { return a.only.empty() || a.only == s; };
   const double c0 = process_cpu_s();

@@ -31,6 +31,13 @@ AllocLp build_alloc_lp(const Problem& p, const PolicyOptions& opt) {
   const auto& combos = a.shape.combos;
   const auto& cols = a.shape.columns;
   a.var.assign(combos.size(), std::vector<int>(cols.size(), -1));
+  if (opt.warm != nullptr)
+    for (const auto& j : p.jobs) a.job_key.push_back(lp_key(j.name));
+  auto combo_key = [&](const Combo& k) {
+    LpKey key = a.job_key[k.jobs[0]];
+    for (std::size_t i = 1; i < k.jobs.size(); ++i) key = lp_key(key, a.job_key[k.jobs[i]]);
+    return key;
+  };
   a.tput.assign(p.num_jobs(), {});
   std::vector<Terms> per_job(p.num_jobs()), per_type(p.num_types());
   for (std::size_t k = 0; k < combos.size(); ++k) {
@@ -44,6 +51,7 @@ AllocLp build_alloc_lp(const Problem& p, const PolicyOptions& opt) {
       if (!any) continue;
       const int v = a.lp.add_variable(0.0, 1.0);
       a.var[k][c] = v;
+      if (opt.warm != nullptr) a.lp.set_variable_key(v, lp_key(combo_key(combos[k]), 2 * cols[c].type + (cols[c].consolidated ? 0 : 1)));
       for (int m : combos[k].jobs) {
         per_job[m].push_back({v, 1.0});
         const double tp = combo_throughput(p, combos[k], cols[c], m);
@@ -52,9 +60,44 @@ AllocLp build_alloc_lp(const Problem& p, const PolicyOptions& opt) {
       per_type[cols[c].type].push_back({v, static_cast<double>(combos[k].scale_factor)});
     }
   }
-  for (const auto& t : per_job) a.lp.add_constraint(t, -kLpInf, 1.0);                       // eq. 5.2
-  for (int j = 0; j < p.num_types(); ++j) a.lp.add_constraint(per_type[j], -kLpInf, p.types[j].count);  // eq. 5.3
+  for (int m = 0; m < p.num_jobs(); ++m) {
+    const int r = a.lp.add_constraint(per_job[m], -kLpInf, 1.0);  // eq. 5.2
+    if (opt.warm != nullptr) a.lp.set_row_key(r, lp_key(a.job_key[m], 'J'));
+  }
+  for (int j = 0; j < p.num_types(); ++j) {
+    const int r = a.lp.add_constraint(per_type[j], -kLpInf, p.types[j].count);  // eq. 5.3
+    if (opt.warm != nullptr) a.lp.set_row_key(r, lp_key(lp_key(p.types[j].name), 'W'));
+  }
   return a;
+}
+
+void key_job_rows(AllocLp& a, const std::vector<int>& rows, char tag) {
+  for (std::size_t m = 0; m < a.job_key.size(); ++m) a.lp.set_row_key(rows[m], lp_key(a.job_key[m], tag));
+}
+
+LpSolution solve_warm(IncrementalLp& lp, const PolicyOptions& opt, const std::string& slot, bool save) {
+  if (opt.warm != nullptr) {
+    auto it = opt.warm->slots.find(slot);
+    if (it != opt.warm->slots.end()) lp.start_from(it->second);
+  }
+  LpSolution s = lp.solve();
+  if (opt.warm != nullptr && save && s.ok()) opt.warm->slots[slot] = lp.basis();
+  return s;
+}
+
+LpSolution solve_again(IncrementalLp& lp, const PolicyOptions& opt, const std::string& slot) {
+  auto it = opt.warm != nullptr ? opt.warm->slots.find(slot) : std::map<std::string, LpBasis>::iterator{};
+  const bool warm = opt.warm != nullptr && it != opt.warm->slots.end();
+  if (warm) lp.start_from(it->second);
+  LpSolution s = lp.solve(/*primal=*/!warm);
+  if (opt.warm != nullptr && s.ok()) opt.warm->slots[slot] = lp.basis();
+  return s;
+}
+
+LpSolution solve_once(const LinearProgram& program, const PolicyOptions& opt, const std::string& slot) {
+  if (opt.warm == nullptr) return program.solve();
+  IncrementalLp lp(program);
+  return solve_warm(lp, opt, slot, true);
 }
 
 Allocation read_allocation(const AllocLp& a, const LpSolution& s) {
@@ -88,22 +131,6 @@ double price_of(const WorkerType& t, PriceKind price, const std::string& policy)
                                        "{{\"on_demand\": ..., \"spot\": ...}}}} in $ per GPU-hour)",
                                        policy, t.name, price == PriceKind::kSpot ? "spot" : "on_demand", t.name));
   return v;
-}
-
-Terms cost_terms(const Problem& p, const AllocLp& a, int job, PriceKind price, const std::string& policy) {
-  Terms out;
-  const auto& combos = a.shape.combos;
-  for (std::size_t k = 0; k < combos.size(); ++k) {
-    if (std::find(combos[k].jobs.begin(), combos[k].jobs.end(), job) == combos[k].jobs.end()) continue;
-    // A pair's GPUs are paid once: split the cost between its two jobs.
-    const double share = 1.0 / static_cast<double>(combos[k].jobs.size());
-    for (std::size_t c = 0; c < a.shape.columns.size(); ++c) {
-      if (a.var[k][c] < 0) continue;
-      const double usd_per_s = price_of(p.types[a.shape.columns[c].type], price, policy) / 3600.0;
-      out.push_back({a.var[k][c], usd_per_s * combos[k].scale_factor * share});
-    }
-  }
-  return out;
 }
 
 LpSolution secondary_max_normalized(const Problem& p, AllocLp& a, int primary_var, double primary_value,

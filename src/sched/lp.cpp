@@ -44,6 +44,28 @@ int LinearProgram::add_constraint(const std::vector<std::pair<int, double>>& ter
 }
 
 void LinearProgram::set_objective(int var, double coef) { obj_.at(var) = coef; }
+void LinearProgram::set_variable_key(int var, LpKey key) {
+  if (col_key_.size() < lo_.size()) col_key_.resize(lo_.size(), 0);
+  col_key_.at(var) = key;
+}
+void LinearProgram::set_row_key(int row, LpKey key) {
+  if (row_key_.size() < row_lo_.size()) row_key_.resize(row_lo_.size(), 0);
+  row_key_.at(row) = key;
+}
+
+LpKey lp_key(std::string_view s) {
+  LpKey h = 1469598103934665603ULL;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
+  return h == 0 ? 1 : h;
+}
+
+LpKey lp_key(LpKey a, std::uint64_t b) {
+  std::uint64_t z = a ^ (b + 0x9e3779b97f4a7c15ULL + (a << 6) + (a >> 2));
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return z == 0 ? 1 : z;
+}
 void LinearProgram::set_upper(int var, double hi) { hi_.at(var) = hi; }
 
 namespace {
@@ -68,6 +90,12 @@ LpSolution clp_solution(const ClpSimplex& model, int n) {
 struct IncrementalLp::Model {
   ClpSimplex clp;
   int n = 0;
+  std::vector<LpKey> col_key, row_key;
+  bool warm = false;  // statuses set by start_from
+  // CLP keeps its work areas and factorization after a solve (startFinishOptions 1); the next re-solve reuses the
+  // factorization (option 2) when the basis and the matrix are unchanged since — bounds and objective changes keep
+  // it valid; start_from and set_coefficient do not.
+  bool factor_kept = false;
 };
 
 IncrementalLp::IncrementalLp(const LinearProgram& lp) : model_(new Model) {
@@ -83,6 +111,10 @@ IncrementalLp::IncrementalLp(const LinearProgram& lp) : model_(new Model) {
   for (int i = 0; i < n; ++i) lo[i] = coin_bound(lp.lo_[i]), hi[i] = coin_bound(lp.hi_[i]);
   for (int r = 0; r < m; ++r) rlo[r] = coin_bound(lp.row_lo_[r]), rhi[r] = coin_bound(lp.row_hi_[r]);
   model_->n = n;
+  model_->col_key = lp.col_key_;
+  model_->row_key = lp.row_key_;
+  model_->col_key.resize(n, 0);
+  model_->row_key.resize(m, 0);
   model_->clp.setLogLevel(0);
   model_->clp.loadProblem(matrix, lo.data(), hi.data(), lp.obj_.data(), rlo.data(), rhi.data());
   model_->clp.setOptimizationDirection(lp.maximize_ ? -1.0 : 1.0);
@@ -93,16 +125,58 @@ IncrementalLp::~IncrementalLp() { delete model_; }
 void IncrementalLp::set_row_bounds(int row, double lo, double hi) {
   model_->clp.setRowBounds(row, coin_bound(lo), coin_bound(hi));
 }
-void IncrementalLp::set_coefficient(int row, int var, double coef) { model_->clp.modifyCoefficient(row, var, coef, /*keepZero=*/true); }
+void IncrementalLp::set_coefficient(int row, int var, double coef) {
+  model_->clp.modifyCoefficient(row, var, coef, /*keepZero=*/true);
+  model_->clp.setWhatsChanged(0);  // CLP does not notice a matrix change: rebuild the kept work areas
+  model_->factor_kept = false;
+}
 void IncrementalLp::set_objective(int var, double coef) { model_->clp.setObjectiveCoefficient(var, coef); }
 
+void IncrementalLp::start_from(const LpBasis& b) {
+  if (b.cols.empty() && b.rows.empty()) return;
+  ClpSimplex& clp = model_->clp;
+  clp.createStatus();  // slack basis: rows basic, variables at a bound
+  for (int i = 0; i < model_->n; ++i) {
+    if (model_->col_key[i] == 0) continue;
+    auto it = b.cols.find(model_->col_key[i]);
+    if (it != b.cols.end()) clp.setColumnStatus(i, static_cast<ClpSimplex::Status>(it->second));
+  }
+  for (int r = 0; r < static_cast<int>(model_->row_key.size()); ++r) {
+    if (model_->row_key[r] == 0) continue;
+    auto it = b.rows.find(model_->row_key[r]);
+    if (it != b.rows.end()) clp.setRowStatus(r, static_cast<ClpSimplex::Status>(it->second));
+  }
+  model_->warm = true;
+  model_->factor_kept = false;
+}
+
+LpBasis IncrementalLp::basis() const {
+  LpBasis b;
+  const ClpSimplex& clp = model_->clp;
+  if (clp.statusArray() == nullptr) return b;
+  b.cols.reserve(model_->n);
+  b.rows.reserve(model_->row_key.size());
+  for (int i = 0; i < model_->n; ++i)
+    if (model_->col_key[i] != 0) b.cols[model_->col_key[i]] = static_cast<unsigned char>(clp.getColumnStatus(i));
+  for (int r = 0; r < static_cast<int>(model_->row_key.size()); ++r)
+    if (model_->row_key[r] != 0) b.rows[model_->row_key[r]] = static_cast<unsigned char>(clp.getRowStatus(r));
+  return b;
+}
+
 LpSolution IncrementalLp::solve(bool primal) {
-  if (!solved_once_) model_->clp.initialSolve();
-  else if (primal) model_->clp.primal(1);
-  else model_->clp.dual(0);
+  const int keep = 1 | (model_->factor_kept ? 2 : 0);
+  if (model_->warm) model_->clp.dual(0, keep);  // from the carried-over basis
+  else if (!solved_once_) model_->clp.initialSolve();
+  else if (primal) model_->clp.primal(1, keep);
+  else model_->clp.dual(0, keep);
+  model_->factor_kept = solved_once_ || model_->warm;  // initialSolve frees its factorization
   // A basis left by an infeasible re-solve can stall the dual; fall back to a fresh primal solve.
-  if (!model_->clp.isProvenOptimal() && !model_->clp.isProvenPrimalInfeasible()) model_->clp.initialSolve();
+  if (!model_->clp.isProvenOptimal() && !model_->clp.isProvenPrimalInfeasible()) {
+    model_->clp.initialSolve();
+    model_->factor_kept = false;
+  }
   solved_once_ = true;
+  model_->warm = false;
   return clp_solution(model_->clp, model_->n);
 }
 

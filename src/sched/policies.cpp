@@ -77,7 +77,8 @@ std::vector<double> fill_order_shares(const Problem& seen, double demand) {
   return share;
 }
 
-Allocation spread_over_types(const Problem& seen, const PolicyOptions& opt, Allocation a) {
+Allocation spread_over_types(const Problem& seen, PolicyOptions opt, Allocation a) {
+  opt.warm = nullptr;  // only the shape is read: no warm-start keys
   const detail::AllocLp shape = detail::build_alloc_lp(seen, opt);
   // The column of each type that takes the spread: the consolidated one, else the unconsolidated one.
   auto takes = [&](std::size_t k, std::size_t c) {
@@ -142,7 +143,7 @@ Allocation rank_weighted(const Problem& p, const PolicyOptions& opt, const std::
   const double M = p.num_jobs();
   for (int r = 0; r < p.num_jobs(); ++r) coef[order[r]] = (M - r) / fastest_throughput(p.jobs[order[r]]);
   set_throughput_objective(a, coef);
-  const LpSolution s = a.lp.solve();
+  const LpSolution s = detail::solve_once(a.lp, opt, name);
   Allocation out = solved(a, s, name);
   out.objective = s.objective;
   out.lp_solves = 1;
@@ -177,12 +178,15 @@ Allocation makespan(const Problem& p, const PolicyOptions& opt) {
   require_steps(p, "makespan");
   AllocLp a = detail::build_alloc_lp(p, opt);
   const int t = a.lp.add_variable(0.0, kLpInf, 1.0);
+  std::vector<int> rows(p.num_jobs());
   for (int m = 0; m < p.num_jobs(); ++m)
-    a.lp.add_constraint(detail::concat(a.tput[m], {{t, -p.jobs[m].steps}}), 0.0, kLpInf);
+    rows[m] = a.lp.add_constraint(detail::concat(a.tput[m], {{t, -p.jobs[m].steps}}), 0.0, kLpInf);
   const int pin = a.lp.add_constraint({{t, 1.0}}, -kLpInf, kLpInf);
   a.lp.set_maximize(true);
+  if (opt.warm != nullptr) a.lp.set_variable_key(t, lp_key("t")), a.lp.set_row_key(pin, lp_key("pin"));
+  detail::key_job_rows(a, rows, 'S');
   IncrementalLp lp(a.lp);
-  const LpSolution s1 = lp.solve();
+  const LpSolution s1 = detail::solve_warm(lp, opt, "makespan", /*save=*/true);
   if (!s1.ok()) throw std::runtime_error("sched: makespan LP failed");
   const double tstar = s1.values[t];
   lp.set_row_bounds(pin, tstar - 1e-7 * std::abs(tstar) - 1e-15, kLpInf);
@@ -192,7 +196,7 @@ Allocation makespan(const Problem& p, const PolicyOptions& opt) {
     for (const auto& [v, c] : a.tput[m]) coef[v] += c / ref;
   }
   for (int v = 0; v < a.lp.num_variables(); ++v) lp.set_objective(v, coef[v]);
-  const LpSolution s2 = lp.solve(/*primal=*/true);
+  const LpSolution s2 = detail::solve_again(lp, opt, "makespan/2");
   Allocation out = solved(a, s2.ok() ? s2 : s1, "makespan");
   out.objective = 1.0 / tstar;
   out.objective_name = "makespan_s";
@@ -218,6 +222,7 @@ Allocation finish_time_fairness(const Problem& p, const PolicyOptions& opt) {
   AllocLp a = detail::build_alloc_lp(p, opt);
   std::vector<int> rho_row(p.num_jobs());
   for (int m = 0; m < p.num_jobs(); ++m) rho_row[m] = a.lp.add_constraint(a.tput[m], 0.0, kLpInf);
+  detail::key_job_rows(a, rho_row, 'R');
   std::vector<double> coef(p.num_jobs());
   for (int m = 0; m < p.num_jobs(); ++m) coef[m] = 1.0 / reference_throughput(p, p.jobs[m], opt.normalization);
   set_throughput_objective(a, coef);  // secondary: most normalised throughput at this ρ
@@ -229,8 +234,7 @@ Allocation finish_time_fairness(const Problem& p, const PolicyOptions& opt) {
       if (room <= 0) return LpSolution{LpStatus::kInfeasible, 0, {}};
       lp.set_row_bounds(rho_row[m], p.jobs[m].steps / room, kLpInf);
     }
-    ++solves;
-    return lp.solve();
+    return ++solves == 1 ? detail::solve_warm(lp, opt, "ftf", false) : lp.solve();
   };
   LpSolution best_s = attempt(hi);
   for (int i = 0; i < 60 && !best_s.ok(); ++i) best_s = attempt(hi *= 2);  // X^iso is not representable
@@ -244,6 +248,8 @@ Allocation finish_time_fairness(const Problem& p, const PolicyOptions& opt) {
     if (s.ok()) hi = mid, best_s = s;
     else lo = mid;
   }
+  // The last attempt's basis (feasible or not, it is next to the optimum) starts the next re-solve's search.
+  if (opt.warm != nullptr) opt.warm->slots["ftf"] = lp.basis();
   Allocation out = solved(a, best_s, "finish-time-fairness");
   out.objective = hi;
   out.objective_name = "max_finish_time_fairness_rho";
@@ -259,7 +265,7 @@ Allocation max_throughput(const Problem& p, const PolicyOptions& opt) {
   std::vector<double> coef(p.num_jobs());
   for (int m = 0; m < p.num_jobs(); ++m) coef[m] = 1.0 / reference_throughput(p, p.jobs[m], opt.normalization);
   set_throughput_objective(a, coef);
-  const LpSolution s = a.lp.solve();
+  const LpSolution s = detail::solve_once(a.lp, opt, "max-throughput");
   Allocation out = solved(a, s, "max-throughput");
   out.objective = s.objective;
   out.objective_name = "sum_normalized_throughput";
@@ -268,138 +274,134 @@ Allocation max_throughput(const Problem& p, const PolicyOptions& opt) {
 }
 
 // Min cost (thesis §6.1; as Gavel implements it): max Σ_m Σ_j T_mj/(c_j·sf) · X_mj — throughput per dollar —
-// normalised per job; with SLOs, throughput(m,X) >= steps_m/SLO_m. Infeasible SLOs: solved without them and
-// reported in `note` (Gavel does the same).
+// normalised per job.
+void set_cost_objective(const Problem& p, const PolicyOptions& opt, const std::string& name, AllocLp& a) {
+  for (int m = 0; m < p.num_jobs(); ++m) {
+    const double eq = reference_throughput(p, p.jobs[m], opt.normalization);
+    const auto& combos = a.shape.combos;
+    for (std::size_t k = 0; k < combos.size(); ++k) {
+      if (std::find(combos[k].jobs.begin(), combos[k].jobs.end(), m) == combos[k].jobs.end()) continue;
+      for (std::size_t c = 0; c < a.shape.columns.size(); ++c) {
+        const int v = a.var[k][c];
+        if (v < 0) continue;
+        const double usd_h = detail::price_of(p.types[a.shape.columns[c].type], opt.price, name) * combos[k].scale_factor;
+        const double tp = combo_throughput(p, combos[k], a.shape.columns[c], m);
+        a.lp.set_objective(v, a.lp.objective_coefficient(v) + tp / eq / usd_h);
+      }
+    }
+  }
+  a.lp.set_maximize(true);
+}
+
+// With SLOs (min-cost-slo): throughput(m,X) >= need_m = steps_m/SLO_m, as elastic rows throughput + short_m >=
+// need_m (0 <= short_m <= need_m), solved lexicographically on one CLP model: first the least total relative
+// shortfall Σ short_m/need_m (0 when every SLO can be met), then — that sum pinned, the objective switched, the
+// primal simplex continuing from the basis — the cheapest allocation. Infeasible SLOs are met as closely as the
+// cluster allows and reported in `note`. (Issue 39: this replaced a hard-SLO LP, then on infeasibility two more
+// cold LPs: three cold solves per re-solve in simulations, where most re-solves have an unmeetable SLO.)
 Allocation min_cost(const Problem& p, const PolicyOptions& opt, bool slo) {
   const std::string name = slo ? "min-cost-slo" : "min-cost";
   if (slo)
     for (const auto& j : p.jobs)
       if (j.slo_s != kNoSlo && j.steps <= 0)
         throw core::InputError(fmt::format("policy {}: job '{}' has an slo_s but no \"steps\"", name, j.name));
-  // with_slo: 0 = no SLO rows, 1 = hard rows throughput >= steps/SLO, 2 = elastic rows (a shortfall variable
-  // per SLO, 0 <= short_m <= steps/SLO, throughput + short_m >= steps/SLO).
-  std::vector<int> shortfall(p.num_jobs(), -1);
-  auto build = [&](int with_slo) {
-    AllocLp a = detail::build_alloc_lp(p, opt);
-    for (int m = 0; m < p.num_jobs(); ++m) {
-      const double eq = reference_throughput(p, p.jobs[m], opt.normalization);
-      const auto& combos = a.shape.combos;
-      for (std::size_t k = 0; k < combos.size(); ++k) {
-        auto pos = std::find(combos[k].jobs.begin(), combos[k].jobs.end(), m);
-        if (pos == combos[k].jobs.end()) continue;
-        for (std::size_t c = 0; c < a.shape.columns.size(); ++c) {
-          const int v = a.var[k][c];
-          if (v < 0) continue;
-          const double usd_h = detail::price_of(p.types[a.shape.columns[c].type], opt.price, name) * combos[k].scale_factor;
-          const double tp = combo_throughput(p, combos[k], a.shape.columns[c], m);
-          a.lp.set_objective(v, a.lp.objective_coefficient(v) + tp / eq / usd_h);
-        }
-      }
-      if (with_slo == 0 || p.jobs[m].slo_s == kNoSlo) continue;
-      const double need = p.jobs[m].steps / p.jobs[m].slo_s;
-      if (with_slo == 1) {
-        a.lp.add_constraint(a.tput[m], need, kLpInf);
-      } else {
-        shortfall[m] = a.lp.add_variable(0.0, need);
-        a.lp.add_constraint(detail::concat(a.tput[m], {{shortfall[m], 1.0}}), need, kLpInf);
-      }
-    }
-    a.lp.set_maximize(true);
-    return a;
-  };
-  AllocLp a = build(slo ? 1 : 0);
-  LpSolution s = a.lp.solve();
-  std::string note;
-  int solves = 1;
-  if (slo && !s.ok()) {
-    // Infeasible SLOs: first the least total relative shortfall Σ short_m/need_m (the SLOs met as closely as
-    // the cluster allows), then the cheapest allocation at that shortfall.
-    note = "SLOs cannot all be met on this cluster; met as closely as possible (least total relative shortfall)";
-    a = build(2);
-    std::vector<double> cost_obj(a.lp.num_variables());
-    for (int v = 0; v < a.lp.num_variables(); ++v) cost_obj[v] = a.lp.objective_coefficient(v), a.lp.set_objective(v, 0.0);
-    detail::Terms short_terms;
-    for (int m = 0; m < p.num_jobs(); ++m)
-      if (shortfall[m] >= 0) short_terms.push_back({shortfall[m], p.jobs[m].slo_s / p.jobs[m].steps});
-    for (const auto& [v, c] : short_terms) a.lp.set_objective(v, c);
-    a.lp.set_maximize(false);
-    const LpSolution least = a.lp.solve();
-    solves += 2;
-    if (least.ok()) {
-      a.lp.add_constraint(short_terms, -kLpInf, least.objective * (1 + 1e-7) + 1e-9);
-      for (int v = 0; v < a.lp.num_variables(); ++v) a.lp.set_objective(v, cost_obj[v]);
-      a.lp.set_maximize(true);
-    } else {
-      a = build(0);
-    }
-    s = a.lp.solve();
+  AllocLp a = detail::build_alloc_lp(p, opt);
+  set_cost_objective(p, opt, name, a);
+  Terms short_terms;  // Σ short_m / need_m
+  for (int m = 0; slo && m < p.num_jobs(); ++m) {
+    if (p.jobs[m].slo_s == kNoSlo) continue;
+    const double need = p.jobs[m].steps / p.jobs[m].slo_s;
+    const int v = a.lp.add_variable(0.0, need);
+    const int r = a.lp.add_constraint(detail::concat(a.tput[m], {{v, 1.0}}), need, kLpInf);
+    if (opt.warm != nullptr) a.lp.set_variable_key(v, lp_key(a.job_key[m], 's')), a.lp.set_row_key(r, lp_key(a.job_key[m], 'L'));
+    short_terms.push_back({v, 1.0 / need});
   }
+  if (short_terms.empty()) {
+    const LpSolution s = detail::solve_once(a.lp, opt, name);
+    Allocation out = solved(a, s, name);
+    out.objective = cost_per_hour(p, out, opt.price);
+    out.objective_name = "cost_usd_per_hour";
+    out.lp_solves = 1;
+    return out;
+  }
+  const int sum_row = a.lp.add_constraint(short_terms, -kLpInf, kLpInf);
+  if (opt.warm != nullptr) a.lp.set_row_key(sum_row, lp_key("shortfall"));
+  const std::vector<double> cost_obj = [&] {
+    std::vector<double> c(a.lp.num_variables());
+    for (int v = 0; v < a.lp.num_variables(); ++v) c[v] = a.lp.objective_coefficient(v), a.lp.set_objective(v, 0.0);
+    return c;
+  }();
+  for (const auto& [v, c] : short_terms) a.lp.set_objective(v, -c);  // maximise −shortfall
+  IncrementalLp lp(a.lp);
+  const LpSolution least = detail::solve_warm(lp, opt, name, /*save=*/true);
+  if (!least.ok()) throw std::runtime_error("sched: LP for " + name + " did not solve to optimality");
+  const double shortfall = -least.objective;
+  lp.set_row_bounds(sum_row, -kLpInf, shortfall * (1 + 1e-7) + 1e-9);
+  for (int v = 0; v < a.lp.num_variables(); ++v) lp.set_objective(v, cost_obj[v]);
+  const LpSolution s = detail::solve_again(lp, opt, name + "/2");
   Allocation out = solved(a, s, name);
   out.objective = cost_per_hour(p, out, opt.price);
   out.objective_name = "cost_usd_per_hour";
-  out.note = note;
-  out.lp_solves = solves;
+  if (shortfall > 1e-6)
+    out.note = "SLOs cannot all be met on this cluster; met as closely as possible (least total relative shortfall)";
+  out.lp_solves = 2;
   return out;
 }
 
-// Makespan under a budget B (thesis §6.1): min M s.t. throughput(m,X) >= steps_m/M and M·cost_rate(X) <= B;
-// binary search on M, each step an LP that minimises the cost rate.
+// Makespan under a budget B (thesis §6.1): min M s.t. throughput(m,X) >= steps_m/M and M·cost_rate(X) <= B.
+// With y = 3600/M (1/h) both constraints are linear — throughput(m,X) >= steps_m·y/3600 and cost_rate(X) $/h <=
+// B·y — so the smallest M is one LP (max y), not a binary search (issue 39: the search's infeasible attempts
+// stalled CLP's dual simplex and each fell back to a cold solve; 49 CPU-s per 2,048-job simulation). Then, at
+// y >= (1 − 1e-7)·y*, the cheapest allocation: the same model re-solved by the primal simplex from its basis.
 Allocation makespan_budget(const Problem& p, const PolicyOptions& opt) {
   const std::string name = "makespan-budget";
   require_steps(p, name);
   if (!(opt.budget_usd > 0)) throw core::InputError("policy makespan-budget: needs --budget USD (> 0)");
   // Cheapest possible total cost (every job on its cheapest-per-step type) bounds the budget from below.
-  double min_cost = 0, lo = 0;
+  double min_cost = 0;
   for (const auto& j : p.jobs) {
     double best = kLpInf;
     for (int t = 0; t < p.num_types(); ++t)
       if (j.throughputs[t] > 0 && j.scale_factor <= p.types[t].count)
         best = std::min(best, detail::price_of(p.types[t], opt.price, name) / 3600.0 * j.scale_factor / j.throughputs[t]);
     min_cost += best * j.steps;
-    lo = std::max(lo, j.steps / fastest_throughput(j));
   }
   if (opt.budget_usd < min_cost * (1 - 1e-9))
     throw core::InputError(fmt::format("--budget: ${:.2f} is below the cheapest possible cost of these jobs, ${:.2f}",
                                        opt.budget_usd, min_cost));
-  // One LP: rows throughput(m,X) >= steps_m/M and cost_rate(X) <= B/M, re-bounded per M and re-solved from the
-  // last basis (incremental re-solves); the objective (minimise the cost rate) does not depend on M.
   AllocLp a = detail::build_alloc_lp(p, opt);
+  const int y = a.lp.add_variable(0.0, kLpInf, 1.0);
   Terms cost;
-  std::vector<int> steps_row(p.num_jobs());
-  for (int m = 0; m < p.num_jobs(); ++m) {
-    steps_row[m] = a.lp.add_constraint(a.tput[m], 0.0, kLpInf);
-    cost = detail::concat(std::move(cost), detail::cost_terms(p, a, m, opt.price, name));
-  }
+  std::vector<int> rows(p.num_jobs());
+  for (int m = 0; m < p.num_jobs(); ++m)
+    rows[m] = a.lp.add_constraint(detail::concat(a.tput[m], {{y, -p.jobs[m].steps / 3600.0}}), 0.0, kLpInf);
+  for (std::size_t k = 0; k < a.shape.combos.size(); ++k)  // each combination's GPUs, paid once
+    for (std::size_t c = 0; c < a.shape.columns.size(); ++c)
+      if (a.var[k][c] >= 0)
+        cost.push_back({a.var[k][c], detail::price_of(p.types[a.shape.columns[c].type], opt.price, name) / 3600.0 *
+                                         a.shape.combos[k].scale_factor});
   cost = detail::scaled(cost, 3600.0);  // $/h keeps the row well scaled for CLP's absolute tolerances
-  const int budget_row = a.lp.add_constraint(cost, -kLpInf, kLpInf);
-  for (const auto& [v, c] : cost) a.lp.set_objective(v, a.lp.objective_coefficient(v) + c);
-  a.lp.set_maximize(false);
+  const int budget = a.lp.add_constraint(detail::concat(cost, {{y, -opt.budget_usd}}), -kLpInf, 0.0);
+  const int pin = a.lp.add_constraint({{y, 1.0}}, -kLpInf, kLpInf);
+  a.lp.set_maximize(true);
+  if (opt.warm != nullptr)
+    a.lp.set_variable_key(y, lp_key("y")), a.lp.set_row_key(budget, lp_key("budget")), a.lp.set_row_key(pin, lp_key("pin"));
+  detail::key_job_rows(a, rows, 'S');
   IncrementalLp lp(a.lp);
-  int solves = 0;
-  auto attempt = [&](double M) {
-    for (int m = 0; m < p.num_jobs(); ++m) lp.set_row_bounds(steps_row[m], p.jobs[m].steps / M, kLpInf);
-    lp.set_row_bounds(budget_row, -kLpInf, opt.budget_usd * 3600.0 / M);
-    ++solves;
-    return lp.solve();
-  };
-  double hi = std::max(lo, 1.0);
-  LpSolution best_s = attempt(hi);
-  for (int i = 0; i < 80 && !best_s.ok(); ++i) best_s = attempt(hi *= 2);
-  if (!best_s.ok()) throw core::InputError("--budget: no makespan meets this budget");
-  lo = std::min(lo, hi);
-  int it = 0;
-  const double tol = opt.search_rel_tol > 0 ? opt.search_rel_tol : 1e-6;
-  for (; it < 100 && hi - lo > tol * hi; ++it) {
-    const double mid = 0.5 * (lo + hi);
-    const LpSolution s = attempt(mid);
-    if (s.ok()) hi = mid, best_s = s;
-    else lo = mid;
-  }
-  Allocation out = solved(a, best_s, name);
-  out.objective = hi;
+  const LpSolution s1 = detail::solve_warm(lp, opt, name, /*save=*/true);
+  if (!s1.ok()) throw std::runtime_error("sched: makespan-budget LP failed");
+  const double ystar = s1.values[y];
+  if (!(ystar > 0)) throw core::InputError("--budget: no makespan meets this budget");
+  lp.set_row_bounds(pin, ystar * (1 - 1e-7), kLpInf);
+  lp.set_objective(y, 0.0);
+  std::vector<double> obj(a.lp.num_variables(), 0.0);
+  for (const auto& [v, c] : cost) obj[v] += c;
+  for (int v = 0; v < a.lp.num_variables(); ++v) lp.set_objective(v, -obj[v]);  // maximise −cost
+  const LpSolution s2 = detail::solve_again(lp, opt, name + "/2");
+  Allocation out = solved(a, s2.ok() ? s2 : s1, name);
+  out.objective = 3600.0 / ystar;
   out.objective_name = "makespan_s";
-  out.lp_solves = solves;
-  out.iterations = it;
+  out.lp_solves = 2;
   return out;
 }
 

@@ -26,15 +26,21 @@ struct Lease {
   Assignment as;
 };
 
-// Last round's leases, translated to this allocation's combination indices by job identity.
-std::vector<Assignment> previous_leases(const Allocation& alloc, const std::vector<int>& active,
-                                        const std::vector<Lease>& leases) {
-  std::map<std::vector<int>, int> combo_of;
+// The allocation's combination index by its trace jobs (rebuilt only when the allocation changes: the lookup of
+// every round's leases used to rebuild it each round).
+using ComboIndex = std::map<std::vector<int>, int>;
+ComboIndex index_combos(const Allocation& alloc, const std::vector<int>& active) {
+  ComboIndex combo_of;
   for (std::size_t k = 0; k < alloc.combos.size(); ++k) {
     std::vector<int> jobs;
     for (int i : alloc.combos[k].jobs) jobs.push_back(active[i]);
-    combo_of[jobs] = static_cast<int>(k);
+    combo_of.emplace(std::move(jobs), static_cast<int>(k));
   }
+  return combo_of;
+}
+
+// Last round's leases, translated to this allocation's combination indices by job identity.
+std::vector<Assignment> previous_leases(const ComboIndex& combo_of, const std::vector<Lease>& leases) {
   std::vector<Assignment> previous;
   for (const auto& l : leases) {
     auto it = combo_of.find(l.jobs);
@@ -236,9 +242,13 @@ struct Loop {
   std::vector<int> active;       // trace indices, arrival order
   std::vector<WorkerType> types; // prices change with a price trace
   Problem sub;                   // the policy's view of `active`
+  std::vector<int> sub_trace;    // trace index of each of sub's jobs
   Allocation alloc;              // rows = combinations of `active` (carried over between solves)
+  ComboIndex combo_of;           // index_combos(alloc, active)
   RoundBook book;
   std::vector<Lease> leases;
+  PolicyOptions policy_options;  // opt.policy_options with the warm starts below
+  WarmStarts warm;               // each policy LP's last basis, by job name (SimOptions::warm_start)
   int next_arrival = 0, finished = 0, preemptions = 0, price_changes = 0;
   double now = 0, busy_gpu_s = 0, last_solve_s = -1e300;
   bool set_changed = true;       // `active` differs from the allocation's rows
@@ -246,17 +256,42 @@ struct Loop {
   bool force_solve = false;      // prices changed
 };
 
+// Between solves the policy's view only feeds the mechanism (throughputs, sizes, pairs), so a changed job set
+// keeps the rows of the jobs still there (moved, not copied: a JobSpec holds strings and vectors; copying every
+// running job's at each arrival and completion cost seconds on traces with ~1,000 running jobs) and copies only
+// the arrivals; steps and times are refreshed at the next solve (active_problem).
+void carry_problem(const Problem& trace, Loop& L) {
+  std::vector<int> old_pos(trace.num_jobs(), -1), pos(trace.num_jobs(), -1);
+  for (int i = 0; i < static_cast<int>(L.sub_trace.size()); ++i) old_pos[L.sub_trace[i]] = i;
+  Problem sub;
+  sub.types = L.types;
+  sub.entities = trace.entities;
+  sub.jobs.reserve(L.active.size());
+  for (int m : L.active) {
+    pos[m] = static_cast<int>(sub.jobs.size());
+    if (old_pos[m] >= 0) {
+      sub.jobs.push_back(std::move(L.sub.jobs[old_pos[m]]));
+    } else {
+      sub.jobs.push_back(trace.jobs[m]);
+      sub.jobs.back().steps = L.st[m].remaining;
+      sub.jobs.back().elapsed_s = L.now - trace.jobs[m].arrival_s;
+    }
+  }
+  for (const auto& ps : trace.pairs)
+    if (pos[ps.a] >= 0 && pos[ps.b] >= 0) sub.pairs.push_back(PairSpec{pos[ps.a], pos[ps.b], ps.throughputs});
+  L.sub = std::move(sub);
+}
+
 // Carries X and the round bookkeeping over to the new `active` set without solving (Gavel between allocation
 // resets): rows of jobs still there keep their values, new jobs get zero rows.
-void carry_over(const std::vector<int>& old_active, const SimOptions& opt, Loop& L) {
+void carry_over(const SimOptions& opt, Loop& L) {
   Allocation next = detail::allocation_shape(L.sub, opt.policy_options);
   auto key = [](const Allocation& a, const std::vector<int>& act, std::size_t k) {
     std::vector<int> jobs;
     for (int i : a.combos[k].jobs) jobs.push_back(act[i]);
     return jobs;
   };
-  std::map<std::vector<int>, std::size_t> old_row;
-  for (std::size_t k = 0; k < L.alloc.combos.size(); ++k) old_row[key(L.alloc, old_active, k)] = k;
+  const ComboIndex& old_row = L.combo_of;  // the old allocation's rows, by trace jobs
   next.x.assign(next.combos.size(), std::vector<double>(next.columns.size(), 0.0));
   RoundBook book;
   book.reset(next.combos.size(), L.sub.types.size());
@@ -274,16 +309,17 @@ void carry_over(const std::vector<int>& old_active, const SimOptions& opt, Loop&
 }
 
 // Re-solves the policy, or carries the allocation over to a changed job set (reset interval not elapsed).
-void update_allocation(const Problem& trace, const std::vector<int>& old_active, const SimOptions& opt,
-                       SimResult& res, Loop& L) {
+void update_allocation(const Problem& trace, const SimOptions& opt, SimResult& res, Loop& L) {
   const bool due = L.now - L.last_solve_s >= opt.reset_interval_s - 1e-9;
   const bool solve = opt.reallocate == Reallocate::kEveryRound || L.force_solve || (L.need_solve && due);
   if (!solve && !L.set_changed) return;
-  L.sub = active_problem(trace, L.types, L.active, L.st, L.now, 2 * opt.round_s);
+  if (solve) L.sub = active_problem(trace, L.types, L.active, L.st, L.now, 2 * opt.round_s);
+  else carry_problem(trace, L);
+  L.sub_trace = L.active;
   if (!solve) {
-    carry_over(old_active, opt, L);
+    carry_over(opt, L);
   } else {
-    L.alloc = allocate(L.sub, opt.policy, opt.policy_options);
+    L.alloc = allocate(L.sub, opt.policy, L.policy_options);
     res.metrics.lp_solves += L.alloc.lp_solves;
     ++res.metrics.reallocations;
     L.book.reset(L.alloc.combos.size(), L.sub.types.size());
@@ -292,11 +328,12 @@ void update_allocation(const Problem& trace, const std::vector<int>& old_active,
     if (opt.progress) opt.progress(L.now, L.finished, trace.num_jobs());
   }
   L.set_changed = false;
+  L.combo_of = index_combos(L.alloc, L.active);
 }
 
 // One round of the mechanism on the current allocation: placements, progress, completions.
 void run_round(const Problem& trace, const SimOptions& opt, SimResult& res, Loop& L) {
-  const std::vector<Assignment> previous = previous_leases(L.alloc, L.active, L.leases);
+  const std::vector<Assignment> previous = previous_leases(L.combo_of, L.leases);
   std::vector<bool> runnable(L.alloc.combos.size(), true);
   const RoundOptions ro{opt.place_leftover, opt.policy.agnostic};
   auto assignments = schedule_round(L.sub, L.alloc, L.book, runnable, previous, ro);
@@ -339,7 +376,8 @@ SimResult simulate(const Problem& trace, const SimOptions& opt) {
   SimResult res = initial_results(trace);
   L.now = n > 0 ? trace.jobs[L.order[0]].arrival_s : 0;
   L.types = trace.types;
-  std::vector<int> old_active;  // the allocation's rows before this round's changes
+  L.policy_options = opt.policy_options;
+  if (opt.warm_start) L.policy_options.warm = &L.warm;
   const int window_to = opt.measure_to < 0 ? n : std::clamp(opt.measure_to, 0, n);
   auto window_done = [&] {
     for (int r = std::clamp(opt.measure_from, 0, n); r < window_to; ++r)
@@ -368,8 +406,7 @@ SimResult simulate(const Problem& trace, const SimOptions& opt) {
       ++L.price_changes;
       L.force_solve = L.force_solve || opt.switch_on_price_change;
     }
-    update_allocation(trace, old_active, opt, res, L);
-    old_active = L.active;
+    update_allocation(trace, opt, res, L);
     run_round(trace, opt, res, L);
     L.now += opt.round_s;
   }

@@ -5,8 +5,9 @@
 // Iteration (thesis §5.3, hierarchical policies):
 //   1. LP:   max t  s.t. u_m(X) >= u_prev_m + w_m·t  for jobs with weight w_m > 0,
 //                        u_m(X) >= u_prev_m          for all jobs (nobody loses what it had).
-//   2. MILP: max Σ_{m: w_m>0} z_m, z_m binary,  s.t. u_m(X) >= u*_m for all m,
-//                        u_m(X) >= u*_m + ε_m·z_m for jobs with w_m > 0.
+//   2. LP:   max Σ_{m: w_m>0} z_m, 0 <= z_m <= 1, s.t. u_m(X) >= u*_m for all m,
+//                        u_m(X) >= u*_m + ε_m·z_m for jobs with w_m > 0 (the thesis' MILP has z_m binary; its
+//                        relaxation gives the same answer here, see Bottlenecks).
 //      Jobs with z_m = 0 cannot improve without hurting someone: they are bottlenecked.
 //   3. Bottlenecked jobs get weight 0; their entity's weight is redistributed (fairness: equally over the entity's
 //      remaining jobs; FIFO: to its next job).  Repeat until every job is bottlenecked.
@@ -17,6 +18,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <memory>
 
 #include "alloc_lp.hpp"
 
@@ -42,27 +44,61 @@ std::vector<double> utilities(const AllocLp& a, const LpSolution& s, const std::
 
 double keep_bound(double u) { return u - kKeepSlack * std::max(1.0, std::abs(u)); }
 
-// Step 2: which of the weighted jobs can still improve together? Returns z (1 = can improve).
-std::vector<int> improvable(const Problem& p, const PolicyOptions& opt, const std::vector<double>& coef,
-                            const std::vector<double>& u_star, const std::vector<double>& w) {
-  AllocLp a = build_alloc_lp(p, opt);
-  std::vector<int> z(p.num_jobs(), -1);
-  for (int m = 0; m < p.num_jobs(); ++m) {
-    const Terms u = scaled(a.tput[m], coef[m]);
-    a.lp.add_constraint(u, keep_bound(u_star[m]), kLpInf);
-    if (w[m] <= 0) continue;
-    z[m] = a.lp.add_variable(0.0, 1.0, 1.0, /*integer=*/true);
-    const double eps = std::max(1e-7, 1e-4 * u_star[m]);
-    a.lp.add_constraint(concat(u, {{z[m], -eps}}), u_star[m], kLpInf);
+// Step 2: which of the weighted jobs can still improve? The MILP's LP relaxation (issue 39: a CBC branch-and-bound
+// per water-filling iteration made hierarchical the slowest policy in simulations): z_m ∈ [0, 1] continuous,
+// u_m − ε_m·z_m >= u*_m. The improvable jobs can all improve at once (the average of the allocations that improve
+// each one improves all of them), so where each can gain its ε_m together — ε_m is 1e-4 of u*_m — the
+// relaxation's optimum is z = 1 on exactly those jobs, the MILP's answer; a job with z_m <= 0.5 is bottlenecked,
+// as the MILP's z_m = 0. One CLP model, re-bounded per iteration and re-solved from its last basis.
+class Bottlenecks {
+ public:
+  Bottlenecks(const Problem& p, const PolicyOptions& opt, const std::vector<double>& coef)
+      : opt_(opt), a_(build_alloc_lp(p, opt)) {
+    const int n = p.num_jobs();
+    z_.resize(n);
+    row_.resize(n);
+    for (int m = 0; m < n; ++m) {
+      z_[m] = a_.lp.add_variable(0.0, 1.0, 0.0);
+      // −1 is a placeholder: the coefficient is set per iteration (a zero would drop the matrix element).
+      row_[m] = a_.lp.add_constraint(concat(scaled(a_.tput[m], coef[m]), {{z_[m], -1.0}}), 0.0, kLpInf);
+      if (opt.warm != nullptr) a_.lp.set_variable_key(z_[m], lp_key(a_.job_key[m], 'z'));
+    }
+    key_job_rows(a_, row_, 'Z');
+    a_.lp.set_maximize(true);
+    lp_ = std::make_unique<IncrementalLp>(a_.lp);
   }
-  a.lp.set_maximize(true);
-  const LpSolution s = a.lp.solve();
-  std::vector<int> out(p.num_jobs(), 0);
-  if (!s.ok()) return out;  // numerically stuck: treat everyone as bottlenecked
-  for (int m = 0; m < p.num_jobs(); ++m)
-    if (z[m] >= 0) out[m] = s.values[z[m]] > 0.5 ? 1 : 0;
-  return out;
-}
+
+  // z per job (1 = can still improve) given the utilities u* of this level and the weights w.
+  std::vector<int> improvable(const std::vector<double>& u_star, const std::vector<double>& w) {
+    const int n = static_cast<int>(z_.size());
+    for (int m = 0; m < n; ++m) {
+      const bool weighted = w[m] > 0;
+      lp_->set_coefficient(row_[m], z_[m], weighted ? -std::max(1e-7, 1e-4 * u_star[m]) : 0.0);
+      lp_->set_objective(z_[m], weighted ? 1.0 : 0.0);
+      lp_->set_row_bounds(row_[m], weighted ? u_star[m] : keep_bound(u_star[m]), kLpInf);
+    }
+    // The first test of a re-solve starts from the last re-solve's final basis (simulator), later ones from this
+    // model's own.
+    const LpSolution s = solved_ ? lp_->solve() : solve_warm(*lp_, opt_, "bottleneck", /*save=*/false);
+    solved_ = true;
+    std::vector<int> out(n, 0);
+    if (!s.ok()) return out;  // numerically stuck: treat everyone as bottlenecked
+    for (int m = 0; m < n; ++m) out[m] = w[m] > 0 && s.values[z_[m]] > 0.5 ? 1 : 0;
+    return out;
+  }
+
+  // Keeps the final basis for the next re-solve's first test (simulator).
+  void save() const {
+    if (opt_.warm != nullptr && solved_) opt_.warm->slots["bottleneck"] = lp_->basis();
+  }
+
+ private:
+  const PolicyOptions& opt_;
+  AllocLp a_;
+  std::vector<int> z_, row_;
+  bool solved_ = false;
+  std::unique_ptr<IncrementalLp> lp_;
+};
 
 Allocation water_fill(const Problem& p, const PolicyOptions& opt, const WeightRule& rule, bool iterate,
                       const std::string& name) {
@@ -80,7 +116,10 @@ Allocation water_fill(const Problem& p, const PolicyOptions& opt, const WeightRu
   std::vector<int> row(n);
   for (int m = 0; m < n; ++m) row[m] = a.lp.add_constraint(concat(scaled(a.tput[m], coef[m]), {{t, -1.0}}), 0.0, kLpInf);
   a.lp.set_maximize(true);
+  if (opt.warm != nullptr) a.lp.set_variable_key(t, lp_key("t"));
+  key_job_rows(a, row, 'U');
   IncrementalLp lp(a.lp);
+  std::unique_ptr<Bottlenecks> bottlenecks;  // step 2's model, built on the first iteration that needs it
   for (; iters <= n; ++iters) {
     const std::vector<double> w = rule(done);
     if (std::none_of(w.begin(), w.end(), [](double x) { return x > 0; })) break;
@@ -88,7 +127,8 @@ Allocation water_fill(const Problem& p, const PolicyOptions& opt, const WeightRu
       lp.set_coefficient(row[m], t, -w[m]);
       lp.set_row_bounds(row[m], keep_bound(u_prev[m]), kLpInf);
     }
-    const LpSolution s = lp.solve();
+    // The first level starts from the previous re-solve's basis (simulator); later levels from this one's.
+    const LpSolution s = iters == 0 ? solve_warm(lp, opt, name, /*save=*/true) : lp.solve();
     ++solves;
     if (!s.ok()) {
       if (iters == 0) throw std::runtime_error("sched: " + name + " LP did not solve");
@@ -101,16 +141,18 @@ Allocation water_fill(const Problem& p, const PolicyOptions& opt, const WeightRu
       ++iters;
       break;
     }
-    const auto z = improvable(p, opt, coef, u_star, w);
+    if (!bottlenecks) bottlenecks = std::make_unique<Bottlenecks>(p, opt, coef);
+    const auto z = bottlenecks->improvable(u_star, w);
     ++solves;
     bool any = false;
     for (int m = 0; m < n; ++m)
       if (w[m] > 0 && z[m] == 0) done[m] = true, any = true;
-    if (!any)  // the MILP says all can improve, yet t was maximal: round-off; stop these jobs
+    if (!any)  // step 2 says all can improve, yet t was maximal: round-off; stop these jobs
       for (int m = 0; m < n; ++m)
         if (w[m] > 0) done[m] = true;
     u_prev = u_star;
   }
+  if (bottlenecks) bottlenecks->save();
   best.objective = first_level;
   best.objective_name = "max_min_weighted_utility";
   best.lp_solves = solves;

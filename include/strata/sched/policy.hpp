@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "strata/sched/lp.hpp"
 #include "strata/sched/problem.hpp"
 
 namespace strata::sched {
@@ -54,10 +55,13 @@ struct PolicyOptions {
   AgnosticSplit agnostic_split = AgnosticSplit::kProportional;
   PriceKind price = PriceKind::kOnDemand;
   double budget_usd = -1;            // makespan-budget: total budget in $
-  // Relative tolerance of the binary searches (finish-time fairness' ρ, makespan-budget's M); 0 = each policy's
-  // own (1e-7, 1e-6). The simulator uses 1e-3: it re-solves every <= 1920 s and realises X in 360 s rounds, far
-  // coarser than 0.1 % of ρ or M, and each halving is one more LP per re-solve.
+  // Relative tolerance of finish-time fairness' binary search on ρ; 0 = the policy's own (1e-7). The simulator
+  // uses 1e-3: it re-solves every <= 1920 s and realises X in 360 s rounds, far coarser than 0.1 % of ρ, and each
+  // halving is one more LP per re-solve. (makespan-budget is one LP since issue 39: no search.)
   double search_rel_tol = 0;
+  // Warm starts across calls (the simulator's re-solves): each policy's LP starts from the basis its previous
+  // solve left, mapped by job name; nullptr = cold solves (`allocate`). Owned by the caller; not thread-safe.
+  WarmStarts* warm = nullptr;
 };
 
 struct Combo {

@@ -109,6 +109,10 @@ struct SimOptions {
   // measure window has finished instead of draining the trace (the metrics cover the window only; makespan and
   // utilisation then cover the simulated span).
   bool stop_after_window = false;
+  // Warm starts: each re-solve's LP starts from the basis of the previous one, mapped by job name (issue 39:
+  // consecutive re-solves differ by a few jobs). Same optimum; where an LP has several optimal vertices the
+  // allocation may be another of them. false = every LP solved cold.
+  bool warm_start = true;
   // Cloud (thesis ch. 6): time-varying prices and spot preemptions. Preemptions apply when the price is spot.
   std::optional<PriceTrace> price_trace;
   bool switch_on_price_change = true;      // re-solve the policy when prices change (false: keep the decision)
