@@ -164,8 +164,6 @@ double overlapped(double comp, double comm, double slowdown) {
 
 }  // namespace
 
-// The eager stack under torch.autocast over fp32 parameters (plain loops, DDP: not FSDP/DeepSpeed's 16-bit
-// parameters) with a 16-bit compute dtype: its 16-bit weights are autocast's per-forward casts.
 // The eager stack's host time (Python and the dispatcher launching one kernel per op) is a floor under a
 // transformer block's GPU time: the host runs ahead of the GPU, so a pass whose kernels are shorter than their
 // launches takes the launches' time. Forward eager_host_block_s (by the block's norm form, a proxy for its op
@@ -183,6 +181,8 @@ static void apply_eager_host_floor(const model::LayerSpec& layer, const StageCon
   out.bwd_compute_s = std::max(out.bwd_compute_s, 2.0 * fwd + recompute);
 }
 
+// The eager stack under torch.autocast over fp32 parameters (plain loops, DDP: not FSDP/DeepSpeed's 16-bit
+// parameters) with a 16-bit compute dtype: its 16-bit weights are autocast's per-forward casts.
 static bool autocast_weight_casts(const model::LayerQuery& q, const Strategy& s) {
   return q.eager_elementwise && !q.eager_bf16_params && (s.dtype == hw::Dtype::bf16 || s.dtype == hw::Dtype::fp16);
 }
