@@ -49,7 +49,7 @@ TEST(CoreNumbers, TextIsFiniteAndInRangeWithBothBounds) {
 
 TEST(CoreNumbers, ChecksThrowNamingTheInput) {
   EXPECT_EQ(error_of([] { check_number(std::nan(""), limits::kLr, "--lr"); }),
-            "--lr: must be a finite number >= 1e-12 and <= 100, got nan");
+            "--lr: must be a finite number >= 1e-12 and <= 1000000, got nan");
   EXPECT_EQ(error_of([] { check_integer(2.5, limits::kTop, "--top"); }),
             "--top: must be an integer >= 1 and <= 10000, got 2.5");
   EXPECT_EQ(parse_integer("16", limits::kSeq, "--seq"), 16);

@@ -31,7 +31,9 @@ TEST(ElementwiseKey, EagerAddsTheTrafficAtTheEagerBandwidth) {
   const auto c = cost_test::cluster("dgx-h100:1");
   const auto& k = builtin_constants();
   ASSERT_LT(k.eager_elementwise_efficiency, 1.0);
-  for (const char* spec : {"dp=8,mbs=1,gbs=8", "dp=2,tp=4,mbs=2,gbs=8,sp=on"}) {
+  // Sharded data parallelism: FSDP's 16-bit parameters (no autocast), whose traffic is the fused form's at the
+  // eager factor; the autocast stack (plain loops) counts its ops one by one (TrainProbe tests).
+  for (const char* spec : {"dp=8,mbs=1,gbs=8,zero=3", "dp=2,tp=4,mbs=2,gbs=8,sp=on,zero=1"}) {
     const auto fused = complete_strategy(parse_strategy(spec), m, c);
     const auto eager = complete_strategy(parse_strategy(std::string(spec) + ",elementwise=eager"), m, c);
     const auto ctx_f = make_stage_context(m, c, fused, cost_test::first_devices(8));  // the node (dp·tp = 8)

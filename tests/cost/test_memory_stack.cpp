@@ -64,8 +64,9 @@ TEST(EagerStackMemory, MoreActivationsSameStaticState) {
   const auto& f = fused.stages[0].memory;
   const auto& e = eager.stages[0].memory;
   EXPECT_GT(e.activations_bytes, 1.5 * f.activations_bytes);
-  EXPECT_DOUBLE_EQ(e.weights_bytes + e.gradients_bytes + e.optimizer_bytes,
-                   f.weights_bytes + f.gradients_bytes + f.optimizer_bytes);
+  EXPECT_DOUBLE_EQ(e.gradients_bytes + e.optimizer_bytes, f.gradients_bytes + f.optimizer_bytes);
+  // Autocast's 16-bit weights are casts: none for the embedding lookup (a real 16-bit copy on the fused stack).
+  EXPECT_LT(e.weights_bytes, f.weights_bytes);
   // Full recompute on the eager stack keeps the fp32 block inputs: twice the fused stack's bf16 ones per block.
   const auto fused_full = run("pp=1,mbs=2,gbs=16,recompute=full");
   const auto eager_full = run("pp=1,mbs=2,gbs=16,recompute=full,elementwise=eager");
