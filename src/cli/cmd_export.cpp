@@ -27,7 +27,7 @@ struct ExportArgs {
   bool closest = false;
 };
 
-void write_output(const exporter::ExportFile& f, const std::string& out) {
+void write_export_file(const exporter::ExportFile& f, const std::string& out) {
   if (out == "-") {
     fmt::print("{}", f.text);
     return;
@@ -80,11 +80,11 @@ void export_strategy_cli(const std::string& engine, const model::Model& m, const
       fmt::print(note, "torchtitan cannot express {}; writing the fastest plan it can run that fits\n", *why);
     }
     try {
-      write_output(exporter::export_torchtitan_py(m, c, w), out);
+      write_export_file(exporter::export_torchtitan_py(m, c, w), out);
     } catch (const core::InputError& err) {
       if (!closest) throw;
       fmt::print(note, "{}; writing the closest plan torchtitan can run\n", err.what());
-      write_output(exporter::export_torchtitan_py(m, c, exporter::closest_expressible(exporter::Engine::torchtitan, m, c, w)),
+      write_export_file(exporter::export_torchtitan_py(m, c, exporter::closest_expressible(exporter::Engine::torchtitan, m, c, w)),
                    out);
     }
     return;
@@ -96,7 +96,7 @@ void export_strategy_cli(const std::string& engine, const model::Model& m, const
     throw core::InputError(fmt::format("export: --to {}: engine {} is exported with --to {}", engine, p.name, p.export_target));
   const std::string feature = exporter::unexpressible_feature(e, p, m, c, s);
   if (feature.empty() || !closest) {
-    write_output(exporter::export_strategy(e, p, m, c, s), out);  // throws naming the feature when unexpressible
+    write_export_file(exporter::export_strategy(e, p, m, c, s), out);  // throws naming the feature when unexpressible
     return;
   }
   // The fastest plan the engine can run that fits (never a config predicted not to fit; none: exit 2).
@@ -111,7 +111,7 @@ void export_strategy_cli(const std::string& engine, const model::Model& m, const
              core::format_seconds(after.iteration_time_s), after.fits ? "" : " (DOES NOT FIT)",
              100.0 * (after.iteration_time_s / before.iteration_time_s - 1.0));
   std::fflush(note);
-  write_output(exporter::export_strategy(e, p, m, c, near), out);
+  write_export_file(exporter::export_strategy(e, p, m, c, near), out);
 }
 
 void compare_to_config(const std::string& file, const model::Model& m, const hw::Cluster& c, double best_time_s) {

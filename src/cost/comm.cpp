@@ -11,11 +11,12 @@
 #include "strata/core/error.hpp"
 #include "strata/core/text.hpp"
 #include "strata/cost/constants.hpp"
+#include "strata/core/units.hpp"
 
 namespace strata::cost {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+using core::kInf;
 
 const CostConstants& consts(const CommOptions& o) { return o.constants ? *o.constants : builtin_constants(); }
 

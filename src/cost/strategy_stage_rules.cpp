@@ -148,7 +148,8 @@ void check_layer_choices(StageChoice& st, std::size_t i, int first, const model:
   }
 }
 
-void check_recompute_layers(const Strategy& s) {
+// rlayers of a per-stage strategy: one entry per stage, at most the layers it holds.
+void check_stage_recompute_layers(const Strategy& s) {
   if (s.recompute_layers.empty()) return;
   if (s.recompute_layers.size() != s.stages.size())
     rule_error("rlayers has pp entries",
@@ -212,7 +213,7 @@ Strategy complete_stage_strategy(Strategy s, const model::Model& m, const hw::Cl
     check_layer_choices(s.stages[i], i, first, m);
     first += s.stages[i].layers;
   }
-  check_recompute_layers(s);
+  check_stage_recompute_layers(s);
   // Canonical form: a stage whose every layer choice is the stage's default has none.
   for (auto& st : s.stages) {
     const auto def = stage_default_choice(s, st);

@@ -25,6 +25,8 @@ std::string torchtitan_problem(const model::Model& m, const cost::Strategy& s);
 void torchtitan_closest(const model::Model& m, cost::Strategy& s);
 // torchtitan's start-up refusals and its fp32 fallback (DDP with tp/pp, AMP without FSDP, cp without FSDP).
 std::string torchtitan_runtime_problem(const cost::Strategy& s);
+// torchtitan's pipeline_parallel_schedule name of the strategy's schedule (TOML and Python configs alike).
+std::string torchtitan_schedule_name(const cost::Strategy& s);
 std::string deepspeed_problem(const model::Model& m, const cost::Strategy& s);
 void deepspeed_closest(const model::Model& m, cost::Strategy& s);
 std::string launch_problem(const hw::Cluster& c, const cost::Strategy& s);

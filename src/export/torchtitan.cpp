@@ -14,14 +14,6 @@
 namespace strata::exporter::detail {
 namespace {
 
-std::string schedule_name(const cost::Strategy& s) {
-  switch (s.schedule) {
-    case cost::Schedule::gpipe: return "GPipe";
-    case cost::Schedule::interleaved: return "Interleaved1F1B";
-    default: return "1F1B";
-  }
-}
-
 // torchtitan's llama3 flavors with the zoo's shapes; other models keep their strata name (register a flavor).
 std::string flavor_of(const model::Model& m) {
   if (m.name == "llama3-8b") return "8B";
@@ -50,6 +42,15 @@ std::string fqn_parts(const cost::Strategy& s, int chain) {
 }
 
 }  // namespace
+
+// torchtitan's pipeline_parallel_schedule names (both config formats).
+std::string torchtitan_schedule_name(const cost::Strategy& s) {
+  switch (s.schedule) {
+    case cost::Schedule::gpipe: return "GPipe";
+    case cost::Schedule::interleaved: return "Interleaved1F1B";
+    default: return "1F1B";
+  }
+}
 
 // What torchtitan (238fa995 and b5bcd76c alike) refuses or runs differently at start-up; docs/export.md §torchtitan,
 // data/engines/rules.json. Its FSDP mesh is dp_shard·cp, so cp > 1 always enables FSDP (parallel_dims.py
@@ -138,7 +139,7 @@ std::string torchtitan_toml(const model::Model& m, const hw::Cluster& c, const c
   t += fmt::format("tensor_parallel_degree = {}\npipeline_parallel_degree = {}\n", s.tp, s.pp);
   if (s.cp > 1) t += fmt::format("context_parallel_degree = {}\n", s.cp);  // FSDP mesh dp_shard·cp
   if (s.tp_async) t += "enable_async_tensor_parallel = true\n";  // overlap=async: the chunked collective matmul
-  t += fmt::format("pipeline_parallel_schedule = \"{}\"\n", schedule_name(s));  // (pp = 1: kept for the round trip)
+  t += fmt::format("pipeline_parallel_schedule = \"{}\"\n", torchtitan_schedule_name(s));  // (pp = 1: kept for the round trip)
   if (s.pp > 1) {
     t += fmt::format("pipeline_parallel_microbatch_size = {}\n", s.micro_batch);
     t += "module_fqns_per_model_part = " + fqn_parts(s, static_cast<int>(m.layers.size())) + "\n";

@@ -18,20 +18,15 @@ namespace strata::exporter::detail {
 namespace {
 
 // torchtitan's llama3 registry (models/llama3/__init__.py llama3_configs) and recipes (config_registry.py).
-std::string flavor_of(const model::Model& m) {
+std::string registered_flavor(const model::Model& m) {
   if (m.name == "llama3-8b") return "8B";
   if (m.name == "llama3-70b") return "70B";
   if (m.name == "llama3-405b") return "405B";
   return "";
 }
 
-std::string schedule_name(const cost::Strategy& s) {
-  if (s.schedule == cost::Schedule::gpipe) return "GPipe";
-  return s.schedule == cost::Schedule::interleaved ? "Interleaved1F1B" : "1F1B";
-}
-
 // Module names per chain entry in the current decoder (models/common/decoder.py: the head is `lm_head`).
-std::string fqn_parts(const cost::Strategy& s, int chain) {
+std::string decoder_fqn_parts(const cost::Strategy& s, int chain) {
   std::vector<std::string> parts;
   int entry = 0;
   for (int part : s.split) {
@@ -49,7 +44,7 @@ std::string fqn_parts(const cost::Strategy& s, int chain) {
 }  // namespace
 
 std::string torchtitan_py_problem(const model::Model& m, const cost::Strategy& s) {
-  if (flavor_of(m).empty())
+  if (registered_flavor(m).empty())
     return fmt::format("model {} (the current torchtitan config starts from a registered llama3 recipe: "
                        "llama3-8b, llama3-70b, llama3-405b)", m.name);
   if (s.dtype == hw::Dtype::fp8) return "fp8 (the current format's float8 converters are not written yet)";
@@ -66,7 +61,7 @@ std::string torchtitan_py_problem(const model::Model& m, const cost::Strategy& s
 }
 
 std::string torchtitan_py(const model::Model& m, const hw::Cluster& c, const cost::Strategy& s) {
-  const std::string fn = "llama3_" + core::to_lower(flavor_of(m));
+  const std::string fn = "llama3_" + core::to_lower(registered_flavor(m));
   std::string t = fmt::format(
       "# strata export: torchtitan (current config format, b5bcd76c) for {} on {} ({} GPUs)\n# strategy: {}\n"
       "# Save as strata_plan.py on PYTHONPATH; run: NGPU={} MODULE=strata_plan CONFIG=strata_plan ./run_train.sh\n"
@@ -79,7 +74,7 @@ std::string torchtitan_py(const model::Model& m, const hw::Cluster& c, const cos
       m.name, c.name, c.num_devices(), cost::to_cli_string(s), c.num_devices(), fn, fn);
   // The plain model of the flavor: a recipe may convert it (llama3_405b() swaps its Linear layers to float8,
   // config_registry.py:305-321), which would change the dtype strata costs.
-  t += fmt::format("    config.model_spec = model_registry(\"{}\")\n", flavor_of(m));
+  t += fmt::format("    config.model_spec = model_registry(\"{}\")\n", registered_flavor(m));
   auto set = [&](const std::string& field, const std::string& value) { t += "    config." + field + " = " + value + "\n"; };
   // Token-based batch (trainer.py): tokens per dp rank per accumulation step = microbatch tokens × pp microbatches.
   set("training.num_tokens_per_microbatch_per_dp_rank", std::to_string(s.micro_batch * m.seq));
@@ -95,9 +90,9 @@ std::string torchtitan_py(const model::Model& m, const hw::Cluster& c, const cos
   set("parallelism.enable_sequence_parallel", s.tp > 1 ? "True" : "False");
   set("parallelism.context_parallel_degree", std::to_string(s.cp));
   set("parallelism.pipeline_parallel_degree", std::to_string(s.pp));
-  set("parallelism.pipeline_parallel_schedule", "\"" + schedule_name(s) + "\"");
+  set("parallelism.pipeline_parallel_schedule", "\"" + torchtitan_schedule_name(s) + "\"");
   set("parallelism.num_pp_microbatches", std::to_string(s.pp > 1 ? s.num_micro_batches() : 1));
-  if (s.pp > 1) set("parallelism.module_fqns_per_model_part", fqn_parts(s, static_cast<int>(m.layers.size())));
+  if (s.pp > 1) set("parallelism.module_fqns_per_model_part", decoder_fqn_parts(s, static_cast<int>(m.layers.size())));
   const auto ac = s.recompute == model::Recompute::full ? "FullAC.Config()"
                   : s.recompute == model::Recompute::none ? "None"
                                                           : "SelectiveAC.Config()";

@@ -12,10 +12,11 @@
 #include <vector>
 
 #include "strata/hw/cluster.hpp"
+#include "strata/core/units.hpp"
 
 namespace strata::hw {
 namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();
+using core::kInf;
 
 const Device& device(const Cluster& c, int d) {
   // An out-of-range id is a caller bug, not user input.

@@ -72,10 +72,6 @@ std::string_view name_of(E value, const std::array<std::pair<const char*, E>, N>
   return "?";
 }
 
-bool is_block(LayerKind k) {
-  return k == LayerKind::transformer || k == LayerKind::encoder || k == LayerKind::decoder;
-}
-
 }  // namespace
 
 std::string_view to_string(Recompute r) { return name_of(r, kRecompute); }
@@ -110,7 +106,7 @@ std::string tensor_parallel_problem(const LayerSpec& layer, int tp) {
   if (layer.kind == LayerKind::conv)
     return fmt::format("layer '{}': convolution blocks do not support tensor parallelism (tp must be 1, got {})",
                        layer.name, tp);
-  if (is_block(layer.kind)) {
+  if (is_attention_block(layer.kind)) {
     if (layer.heads % tp != 0)
       return fmt::format("layer '{}': tp={} does not divide the {} attention heads", layer.name, tp, layer.heads);
     const std::int64_t kv = layer.kv_heads > 0 ? layer.kv_heads : layer.heads;

@@ -10,10 +10,6 @@
 namespace strata::model {
 namespace {
 
-bool is_block(LayerKind k) {
-  return k == LayerKind::transformer || k == LayerKind::encoder || k == LayerKind::decoder;
-}
-
 [[noreturn]] void bad(const std::string& origin, const std::string& field, const std::string& problem) {
   throw core::InputError(fmt::format("{}: {}: {}", origin, field, problem));
 }
@@ -33,7 +29,7 @@ LayerQuery one_sample(const Model& m, const LayerSpec& l) {
 
 int Model::num_blocks() const {
   int n = 0;
-  for (const LayerSpec& l : layers) n += is_block(l.kind) ? 1 : 0;
+  for (const LayerSpec& l : layers) n += is_attention_block(l.kind) ? 1 : 0;
   return n;
 }
 
@@ -57,7 +53,7 @@ SampleFlops sample_flops(const Model& m) {
       prev = &l;
     }
     out.train += fwd + bwd;
-    if (is_block(l.kind)) out.ptdp += fwd;
+    if (is_attention_block(l.kind)) out.ptdp += fwd;
   }
   out.ptdp += out.train;
   return out;
@@ -81,7 +77,7 @@ std::string tensor_parallel_problem(const Model& m, int tp) {
 Model with_seq(const Model& m, std::int64_t seq) {
   if (seq <= 0) throw core::InputError(fmt::format("--seq: must be > 0, got {}", seq));
   for (const LayerSpec& l : m.layers) {
-    const bool sequence_layer = l.kind == LayerKind::embedding || l.kind == LayerKind::lm_head || is_block(l.kind);
+    const bool sequence_layer = l.kind == LayerKind::embedding || l.kind == LayerKind::lm_head || is_attention_block(l.kind);
     if (!sequence_layer || l.attention_window > 0 || l.pooled)
       throw core::InputError(fmt::format(
           "--seq: model '{}' has a fixed input size (layer '{}' is a {} layer); only text transformer models "

@@ -15,11 +15,12 @@
 #include "strata/cost/constants.hpp"
 #include "strata/cost/stage.hpp"
 #include "strata/cost/strategy.hpp"
+#include "strata/core/units.hpp"
 
 namespace strata::plan {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+using core::kInf;
 
 // Everything the DP needs about one degree.
 struct Degree {

@@ -5,9 +5,11 @@
 #include <functional>
 #include <limits>
 
+#include "strata/core/units.hpp"
+
 namespace strata::plan {
 namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();
+using core::kInf;
 }
 
 double pipedream_stage_time(const PipeDreamProfile& p, int first, int last, int replicas) {

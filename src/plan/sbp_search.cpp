@@ -12,11 +12,12 @@
 
 #include "strata/core/error.hpp"
 #include "strata/core/text.hpp"
+#include "strata/core/units.hpp"
 
 namespace strata::plan {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+using core::kInf;
 
 // Everything an assignment's cost is a sum of: per layer (weight sync, memory) and per distinct boundary
 // (boxing, × its multiplicity × 2 for the backward × micro-batches).

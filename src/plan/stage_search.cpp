@@ -19,11 +19,12 @@
 
 #include "stage_tables.hpp"
 #include "strata/core/error.hpp"
+#include "strata/core/units.hpp"
 
 namespace strata::plan {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+using core::kInf;
 
 struct Entry {
   int u = 0, c = 0;

@@ -15,11 +15,12 @@
 #include "strata/cost/per_stage.hpp"
 #include "strata/cost/reshard.hpp"
 #include "strata/cost/stage.hpp"
+#include "strata/core/units.hpp"
 
 namespace strata::plan {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+using core::kInf;
 
 // Devices of cluster type `type` in node-major order, and the fewest GPUs a node of that type has.
 std::vector<int> devices_of_type(const hw::Cluster& c, int type, int& gpus_per_node) {

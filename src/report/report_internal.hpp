@@ -2,6 +2,7 @@
 // (summary.cpp), the per-stage breakdown and "why this plan" (why.cpp), the simulated timeline and memory
 // (timeline.cpp).
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -34,6 +35,14 @@ double plan_number(const nlohmann::json& obj, const std::string& key, const std:
 
 // "16 pipeline stages (1F1B, 96 micro-batches of 1), tp 8 inside each node, 2 replicas with ZeRO-1, ..."
 std::string strategy_in_words(const cost::Strategy& s, const hw::Cluster& c);
+
+// The timelines' tick: a power of ten (seconds) that keeps the makespan below 10^7 ticks (≤ 8 digits per number).
+inline double tick_length_s(double makespan_s) {
+  double tick = 1e-9;
+  while (makespan_s / tick > 1e7) tick *= 10;
+  return tick;
+}
+inline long long ticks(double s, double tick) { return std::llround(s / tick); }
 
 OJson summary_section(const PlanView& pv, const model::Model& m, const hw::Cluster& c);
 OJson placement_section(const PlanView& pv, const hw::Cluster& c);

@@ -14,15 +14,6 @@
 namespace strata::report::detail {
 namespace {
 
-// Tick length: a power of ten (seconds) that keeps the makespan below 10^7 ticks (≤ 8 digits per number).
-double tick_length_s(double makespan_s) {
-  double tick = 1e-9;
-  while (makespan_s / tick > 1e7) tick *= 10;
-  return tick;
-}
-
-long long ticks(double s, double tick) { return std::llround(s / tick); }
-
 // Streams drawn for a worker: its compute stream, and (with_comm) its sends and the DP collectives of tp rank 0
 // (the other tp ranks' run alongside).
 bool drawn(const sim::SimResult& r, int s, int w, bool with_comm) {

@@ -16,14 +16,6 @@
 namespace strata::report::detail {
 namespace {
 
-double tick_length_s(double makespan_s) {  // as timeline.cpp: ≤ 10^7 ticks
-  double tick = 1e-9;
-  while (makespan_s / tick > 1e7) tick *= 10;
-  return tick;
-}
-
-long long ticks(double s, double tick) { return std::llround(s / tick); }
-
 int tag_of(sim::ReplicaOp::Kind k) {
   using K = sim::ReplicaOp::Kind;
   const sim::TaskTag t = k == K::forward ? sim::TaskTag::forward

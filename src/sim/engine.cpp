@@ -103,14 +103,14 @@ TaskGraph TaskGraphBuilder::build() {
 // ---- engine ----------------------------------------------------------------------------------------------------
 namespace {
 
-struct Event {
+struct EngineEvent {
   double t;
   std::uint64_t seq;
   std::int32_t task;
   std::uint32_t version;  // low bit: phase (0 = work done, 1 = latency done)
 };
 struct Later {
-  bool operator()(const Event& a, const Event& b) const { return a.t > b.t || (a.t == b.t && a.seq > b.seq); }
+  bool operator()(const EngineEvent& a, const EngineEvent& b) const { return a.t > b.t || (a.t == b.t && a.seq > b.seq); }
 };
 
 class Engine {
@@ -141,15 +141,15 @@ class Engine {
       res_.memory[a].peak_bytes = mem_[a];
       if (opt_.record_memory_timeline) res_.memory[a].timeline.emplace_back(0.0, mem_[a]);
     }
-    std::vector<Event> storage;
+    std::vector<EngineEvent> storage;
     storage.reserve(static_cast<std::size_t>(g.num_streams()) * 2 + 64);
-    queue_ = std::priority_queue<Event, std::vector<Event>, Later>(Later{}, std::move(storage));
+    queue_ = std::priority_queue<EngineEvent, std::vector<EngineEvent>, Later>(Later{}, std::move(storage));
   }
 
   EngineResult run() {
     for (int s = 0; s < g_.num_streams(); ++s) try_start(s, 0.0);
     while (!queue_.empty()) {
-      const Event e = queue_.top();
+      const EngineEvent e = queue_.top();
       queue_.pop();
       ++res_.events;
       if ((e.version >> 1) != version_[e.task]) continue;  // re-timed since
@@ -164,7 +164,7 @@ class Engine {
 
  private:
   void push(int t, double time, int phase) {
-    queue_.push(Event{time, seq_++, t, (version_[t] << 1) | static_cast<std::uint32_t>(phase)});
+    queue_.push(EngineEvent{time, seq_++, t, (version_[t] << 1) | static_cast<std::uint32_t>(phase)});
   }
   double speed(int t) const {
     if (g_.kind[t] == TaskKind::compute) {
@@ -265,7 +265,7 @@ class Engine {
   std::vector<int> group_active_;
   std::vector<std::vector<std::int32_t>> group_streams_;  // compute streams slowed by each group
   std::vector<double> mem_;
-  std::priority_queue<Event, std::vector<Event>, Later> queue_;
+  std::priority_queue<EngineEvent, std::vector<EngineEvent>, Later> queue_;
   std::uint64_t seq_ = 0;
   EngineResult res_;
 };

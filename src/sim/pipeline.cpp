@@ -37,14 +37,14 @@ bool async_schedule(Schedule s) { return s == Schedule::pipedream || s == Schedu
 // One rank's compute-stream ops, taken from the pipeline program (cost/program: the one schedule generator, which
 // the executor interprets too): which backward ops release gradient buckets, the batch of each op, weight-version
 // memory deltas. p2p and DP traffic are modelled here on their own streams, driven by these ops.
-struct Op {
+struct ProgramOp {
   cost::ProgramOpKind kind;
   std::int64_t micro;  // global micro-batch; optimizer: its update window
   int chunk;           // local chunk (optimizer: 0)
 };
 
 struct OrderInfo {
-  std::vector<Op> ops;
+  std::vector<ProgramOp> ops;
   std::vector<char> sync_b;             // backward op that releases its chunk's DP buckets
   std::vector<std::int64_t> batch;      // batch (iteration) of each op
   std::vector<int> wver_start_delta;    // weight versions added at op start
@@ -64,7 +64,7 @@ OrderInfo analyse(const PipelineInput& in, const cost::StageProgram& sp, bool pr
   std::vector<std::int64_t> version;  // per compute op: weights used (forward/backward) or produced (optimizer)
   for (const auto& op : sp.ops) {
     if (!is_compute(op.kind)) continue;
-    o.ops.push_back(Op{op.kind, op.kind == PK::optimizer ? op.window : op.micro, std::max(op.chunk, 0)});
+    o.ops.push_back(ProgramOp{op.kind, op.kind == PK::optimizer ? op.window : op.micro, std::max(op.chunk, 0)});
     // ZeRO-3 reduce-scatters the gradients after every backward (FSDP); otherwise the window's last backward.
     o.sync_b.push_back(op.kind == PK::backward && (op.closes_window || in.zero_stage == 3));
     o.batch.push_back(op.iteration);
@@ -229,7 +229,7 @@ class Builder {
 
   // The backward of op i under overlapped TP: the chain, its compute tasks standing in for the bucket parts
   // (part k released by the compute task ⌈(k+1)·n/parts⌉ − 1), memory and the gradient send as in pass1.
-  void backward_overlapped(int w, std::size_t i, const ChunkWork& cw, const Op& op, int g, bool rec) {
+  void backward_overlapped(int w, std::size_t i, const ChunkWork& cw, const ProgramOp& op, int g, bool rec) {
     const int r = w / in_.dp;
     const OrderInfo& o = orders_[r];
     WorkerTasks& wt = tasks_[w];
@@ -273,7 +273,7 @@ class Builder {
     const int last_chunk = in_.p * in_.v - 1;
     const double wbytes = wi.weight_bytes;
     for (std::size_t i = 0; i < n; ++i) {
-      const Op& op = o.ops[i];
+      const ProgramOp& op = o.ops[i];
       const int g = op.chunk * in_.p + r;
       const std::int64_t key = op.micro * in_.v + op.chunk;
       if (op.kind == cost::ProgramOpKind::optimizer) {
@@ -341,7 +341,7 @@ class Builder {
     const OrderInfo& o = orders_[r];
     const int last_chunk = in_.p * in_.v - 1;
     for (std::size_t i = 0; i < o.ops.size(); ++i) {
-      const Op& op = o.ops[i];
+      const ProgramOp& op = o.ops[i];
       if (op.kind == cost::ProgramOpKind::optimizer) continue;
       const int g = op.chunk * in_.p + r;
       if (op.kind == cost::ProgramOpKind::forward && g > 0) {
@@ -365,7 +365,7 @@ class Builder {
     std::vector<std::int32_t> pending;  // bucket flows since the last optimizer step
     std::vector<std::int32_t> gathers_after_opt;
     for (std::size_t i = 0; i < o.ops.size(); ++i) {
-      const Op& op = o.ops[i];
+      const ProgramOp& op = o.ops[i];
       const int g = op.chunk * in_.p + r;
       if (op.kind != cost::ProgramOpKind::optimizer && !gathers_after_opt.empty()) {
         for (int d = 0; d < in_.dp; ++d)

@@ -12,33 +12,33 @@
 namespace strata::sim {
 namespace {
 
-enum class Op { fwd, bwd, sync, link };
+enum class FlushOp { fwd, bwd, sync, link };
 
-struct Event {
+struct FlushEvent {
   double time;
   std::int64_t seq;  // insertion order: deterministic ties
-  Op op;
+  FlushOp op;
   int stage, replica;  // link: stage = boundary, replica = 0 activation / 1 gradient
   std::int64_t micro;
-  bool operator>(const Event& o) const { return std::tie(time, seq) > std::tie(o.time, o.seq); }
+  bool operator>(const FlushEvent& o) const { return std::tie(time, seq) > std::tie(o.time, o.seq); }
 };
 
 // One compute step of a replica's fixed order: a forward or a backward of global micro-batch `micro`.
-struct Step {
+struct FlushStep {
   bool backward = false;
   std::int64_t micro = 0;
 };
 
-struct Replica {
+struct FlushReplica {
   std::deque<std::int64_t> fwd_ready, bwd_ready;
-  std::vector<Step> order;  // equal widths: the pipeline program's order (program_orders); empty = greedy
+  std::vector<FlushStep> order;  // equal widths: the pipeline program's order (program_orders); empty = greedy
   std::size_t next = 0;     // the next step of `order`
   bool busy = false, synced = false;
   std::int64_t assigned = 0, fwd_done = 0, bwd_done = 0, fwd_started = 0, most_in_flight = 0;
   double busy_s = 0, done_s = 0;
 };
 
-struct Link {
+struct FlushLink {
   std::deque<std::int64_t> activations, gradients;  // gradients first, as the compute
   bool busy = false;
 };
@@ -46,32 +46,32 @@ struct Link {
 struct FlushSim {
   const ReplicatedInput& in;
   cost::Schedule schedule;
-  std::vector<std::vector<Replica>> rep;
-  std::vector<Link> links;
+  std::vector<std::vector<FlushReplica>> rep;
+  std::vector<FlushLink> links;
   std::vector<std::int64_t> limit;  // 1F1B: micro-batches in flight per replica of each stage
   std::vector<int> stage_done;      // replicas of each stage past their last backward
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
+  std::priority_queue<FlushEvent, std::vector<FlushEvent>, std::greater<>> events;
   std::int64_t seq = 0;
   ReplicatedResult res;
 
   FlushSim(const ReplicatedInput& i, cost::Schedule s) : in(i), schedule(s) {}
   int p() const { return static_cast<int>(in.stages.size()); }
-  void push(double t, Op op, int st, int r, std::int64_t k) { events.push({t, seq++, op, st, r, k}); }
+  void push(double t, FlushOp op, int st, int r, std::int64_t k) { events.push({t, seq++, op, st, r, k}); }
   int owner(int st, std::int64_t k) const { return static_cast<int>(k % in.stages[st].replicas); }
-  void run_op(double now, Op op, int st, int r, std::int64_t k, double d) {
+  void run_op(double now, FlushOp op, int st, int r, std::int64_t k, double d) {
     rep[st][r].busy = true;
     rep[st][r].busy_s += d;
     push(now + d, op, st, r, k);
     if (!in.record_ops) return;
-    const auto kind = op == Op::fwd ? ReplicaOp::Kind::forward
-                      : op == Op::bwd ? ReplicaOp::Kind::backward : ReplicaOp::Kind::sync;
+    const auto kind = op == FlushOp::fwd ? ReplicaOp::Kind::forward
+                      : op == FlushOp::bwd ? ReplicaOp::Kind::backward : ReplicaOp::Kind::sync;
     res.ops.push_back({st, r, kind, k, now, now + d});
   }
 
   // GPipe: every forward of the replica before its first backward. 1F1B: backward first, and at most limit[i]
   // micro-batches forwarded but not yet backwarded on a replica of stage i.
   void try_compute(double now, int st, int r) {
-    Replica& x = rep[st][r];
+    FlushReplica& x = rep[st][r];
     const auto& S = in.stages[st];
     if (x.busy || x.synced) return;
     if (x.bwd_done == x.assigned) {
@@ -79,7 +79,7 @@ struct FlushSim {
       // starts when the last of them has run its last backward, and blocks them all (once per iteration).
       x.synced = true;
       if (++stage_done[st] < in.stages[st].replicas) return;
-      for (int q = 0; q < in.stages[st].replicas; ++q) run_op(now, Op::sync, st, q, -1, S.sync_s);
+      for (int q = 0; q < in.stages[st].replicas; ++q) run_op(now, FlushOp::sync, st, q, -1, S.sync_s);
       return;
     }
     if (!x.order.empty()) return run_in_order(now, st, r);
@@ -89,44 +89,44 @@ struct FlushSim {
     if (may_bwd && (!gpipe || !may_fwd)) {
       const std::int64_t k = x.bwd_ready.front();
       x.bwd_ready.pop_front();
-      run_op(now, Op::bwd, st, r, k, S.bwd_s);
+      run_op(now, FlushOp::bwd, st, r, k, S.bwd_s);
     } else if (may_fwd) {
       const std::int64_t k = x.fwd_ready.front();
       x.fwd_ready.pop_front();
       ++x.fwd_started;
       x.most_in_flight = std::max(x.most_in_flight, x.fwd_started - x.bwd_done);
-      run_op(now, Op::fwd, st, r, k, S.fwd_s);
+      run_op(now, FlushOp::fwd, st, r, k, S.fwd_s);
     }
   }
   // The replica's next step of the program's order, once its input (activation or gradient) has arrived.
   void run_in_order(double now, int st, int r) {
-    Replica& x = rep[st][r];
+    FlushReplica& x = rep[st][r];
     if (x.next >= x.order.size()) return;
-    const Step step = x.order[x.next];
+    const FlushStep step = x.order[x.next];
     auto& q = step.backward ? x.bwd_ready : x.fwd_ready;
     const auto it = std::find(q.begin(), q.end(), step.micro);
     if (it == q.end()) return;
     q.erase(it);
     ++x.next;
-    if (step.backward) return run_op(now, Op::bwd, st, r, step.micro, in.stages[st].bwd_s);
+    if (step.backward) return run_op(now, FlushOp::bwd, st, r, step.micro, in.stages[st].bwd_s);
     ++x.fwd_started;
     x.most_in_flight = std::max(x.most_in_flight, x.fwd_started - x.bwd_done);
-    run_op(now, Op::fwd, st, r, step.micro, in.stages[st].fwd_s);
+    run_op(now, FlushOp::fwd, st, r, step.micro, in.stages[st].fwd_s);
   }
   void try_link(double now, int b) {
-    Link& l = links[b];
+    FlushLink& l = links[b];
     if (l.busy || (l.activations.empty() && l.gradients.empty())) return;
     const int dir = l.gradients.empty() ? 0 : 1;
     auto& q = dir == 1 ? l.gradients : l.activations;
     const std::int64_t k = q.front();
     q.pop_front();
     l.busy = true;
-    push(now + in.link_s[b], Op::link, b, dir, k);
+    push(now + in.link_s[b], FlushOp::link, b, dir, k);
   }
 
-  void handle(const Event& e) {
+  void handle(const FlushEvent& e) {
     const double t = e.time;
-    if (e.op == Op::link) {
+    if (e.op == FlushOp::link) {
       links[e.stage].busy = false;
       const int to = e.replica == 0 ? e.stage + 1 : e.stage;
       const int r = owner(to, e.micro);
@@ -135,13 +135,13 @@ struct FlushSim {
       try_compute(t, to, r);
       return;
     }
-    Replica& x = rep[e.stage][e.replica];
+    FlushReplica& x = rep[e.stage][e.replica];
     x.busy = false;
-    if (e.op == Op::fwd) {
+    if (e.op == FlushOp::fwd) {
       ++x.fwd_done;
       if (e.stage + 1 < p()) links[e.stage].activations.push_back(e.micro), try_link(t, e.stage);
       else x.bwd_ready.push_back(e.micro);
-    } else if (e.op == Op::bwd) {
+    } else if (e.op == FlushOp::bwd) {
       ++x.bwd_done;
       if (e.stage > 0) links[e.stage - 1].gradients.push_back(e.micro), try_link(t, e.stage - 1);
       else res.done_s[e.micro] = t;
@@ -207,7 +207,7 @@ ReplicatedResult simulate_replicated_flush(const ReplicatedInput& in, cost::Sche
   for (int i = 0; i < p; ++i)
     for (int r = 0; r < in.stages[i].replicas; ++r) sim.try_compute(0.0, i, r);
   while (!sim.events.empty()) {
-    const Event e = sim.events.top();
+    const FlushEvent e = sim.events.top();
     sim.events.pop();
     sim.handle(e);
   }

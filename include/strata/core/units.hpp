@@ -2,6 +2,7 @@
 // constants convert at the edges (catalog files, CLI output).
 #pragma once
 #include <cstdint>
+#include <limits>
 
 namespace strata::core {
 
@@ -10,5 +11,7 @@ inline constexpr double kKiB = 1024.0, kMiB = kKiB * 1024.0, kGiB = kMiB * 1024.
 inline constexpr double kGFLOP = 1e9, kTFLOP = 1e12, kPFLOP = 1e15;
 inline constexpr double kGbit = 1e9 / 8.0;  // bytes in one gigabit
 inline constexpr double kMicrosecond = 1e-6, kMillisecond = 1e-3;
+// "No finite value": unreachable times, absent links, infeasible costs.
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
 
 }  // namespace strata::core

@@ -60,6 +60,10 @@ std::string_view to_string(LayerKind k);
 // Embedding-type layers (token embedding, patch embedding): the one test of "is this an embedding layer" (a
 // pipeline stage holding one owns the tied LM head's matrix; Megatron's split puts them on the first stage).
 constexpr bool is_embedding(LayerKind k) { return k == LayerKind::embedding || k == LayerKind::patch_embedding; }
+// An attention block (transformer, encoder or decoder layer); cost::is_block also counts conv and generic.
+constexpr bool is_attention_block(LayerKind k) {
+  return k == LayerKind::transformer || k == LayerKind::encoder || k == LayerKind::decoder;
+}
 LayerKind parse_layer_kind(std::string_view text, const std::string& where);  // InputError lists valid kinds
 
 enum class Activation { gelu, swiglu, relu };
