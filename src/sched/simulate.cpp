@@ -362,9 +362,21 @@ void run_round(const Problem& trace, const SimOptions& opt, SimResult& res, Loop
   }
 }
 
+// SimOptions::placement_affects_speed = false: every job's unconsolidated steps/s set to its consolidated ones.
+bool spread_is_slower(const Problem& trace) {
+  return std::any_of(trace.jobs.begin(), trace.jobs.end(),
+                     [](const JobSpec& j) { return !j.unconsolidated.empty() && j.unconsolidated != j.throughputs; });
+}
+Problem consolidated_speeds(const Problem& trace) {
+  Problem t = trace;
+  for (auto& j : t.jobs) j.unconsolidated = j.throughputs;
+  return t;
+}
+
 }  // namespace
 
 SimResult simulate(const Problem& trace, const SimOptions& opt) {
+  if (!opt.placement_affects_speed && spread_is_slower(trace)) return simulate(consolidated_speeds(trace), opt);
   const int n = trace.num_jobs();
   Loop L;
   L.order.resize(n);
@@ -429,6 +441,7 @@ void apply_conventions(Conventions c, SimOptions& o) {
   const bool gavel = c == Conventions::kGavel;
   o.reset_interval_s = gavel ? 1920 : 0;
   o.place_leftover = gavel;
+  o.placement_affects_speed = !gavel;
 }
 
 Conventions parse_conventions(const std::string& name, const std::string& flag) {

@@ -1,7 +1,7 @@
 // tests/sched/test_gavel: the Gavel-compatible conventions (issue 39) — the agnostic allocation does not depend on
 // the order of the GPU types, proportional normalisation against a hand-solved LP on an unequal cluster, Gavel's
 // throughput file (the committed sample and, when present, ../shared/gavel's full table), zero-allocation jobs on
-// leftover GPUs, Gavel's generator conventions and the allocation reset interval.
+// leftover GPUs, Gavel's generator conventions, the allocation reset interval and speed regardless of placement.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -258,6 +258,23 @@ TEST(GavelSimulate, ResetIntervalBoundsTheSolvesAndEveryJobFinishes) {
   const auto strata = simulate(trace, o);
   EXPECT_EQ(strata.metrics.jobs_finished, 60);
   EXPECT_GT(strata.metrics.reallocations, gavel.metrics.reallocations);
+}
+
+TEST(GavelSimulate, SpreadJobRunsAtItsConsolidatedSpeed) {
+  // An 8-GPU job on two 4-GPU servers is always spread. strata runs it at its unconsolidated 1 step/s (14,400 s);
+  // Gavel's simulator reads only the consolidated entry, 4 steps/s (3,600 s). Before issue 39's follow-up the
+  // Gavel conventions ran it at 1 step/s too.
+  const Problem p = parse(R"({"workers": {"v100": {"count": 8, "per_server": 4}}, "jobs": [
+    {"name": "x", "throughputs": {"v100": 4}, "unconsolidated_throughputs": {"v100": 1}, "scale_factor": 8,
+     "steps": 14400}]})");
+  SimOptions o;
+  o.policy = parse_policy("max-min-fairness");
+  apply_conventions(Conventions::kStrata, o);
+  o.restart_overhead_s = 0;
+  EXPECT_NEAR(simulate(p, o).jobs[0].jct_s, 14400.0, 1e-6);
+  apply_conventions(Conventions::kGavel, o);
+  EXPECT_FALSE(o.placement_affects_speed);
+  EXPECT_NEAR(simulate(p, o).jobs[0].jct_s, 3600.0, 1e-6);
 }
 
 }  // namespace
