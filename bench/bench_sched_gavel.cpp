@@ -5,13 +5,16 @@
 // CPU seconds, median of 3.
 // Usage: bench_sched_gavel [--only las|multi|ftf|makespan|ss|hier|speed|<policy>] [--jobs N] [--window FROM:TO]
 //                          [--seeds K] [--repeat R] [--rates R1/R2/...] [--static-jobs N] [--cold 1]
-//                          [--throughputs FILE] [--detail 1] [--spread-slow 1]
+//                          [--throughputs FILE] [--detail 1] [--spread-slow 1] [--iso-by-size 1]
+//                          [--pairs K]
 //   defaults: --window 4000:5000 --jobs 3×TO --seeds 3 (Gavel's: jobs 4000–5000 of a continuous trace, 3 seeds;
 //   the trace keeps arriving past the window and the simulation stops once the window's jobs are done, so the
 //   window sees a loaded cluster, not a draining one), --static-jobs 200 (makespan), --repeat 3 (speed table),
+//   --pairs 4 (ss: each job's candidate partners among the later jobs of its size),
 //   --cold 1: every LP solved cold (no warm starts across re-solves; for before/after timings); --spread-slow 1:
 //   a job spread over servers runs at its unconsolidated speed (strata's convention; Gavel's simulator ignores
-//   placement), i.e. this bench before issue 39's follow-up.
+//   placement), and --iso-by-size 1: finish-time fairness' isolated share by job size (strata's; Gavel's is 1/n
+//   of the cluster per job) — each restores this bench as it was before issue 39's follow-up.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -35,7 +38,7 @@ const char* kCluster = "v100:36,p100:36,k80:36";  // Gavel's simulated cluster (
 
 struct Args {
   std::string only, throughputs;
-  int jobs = 0, from = 4000, to = 5000, seeds = 3, repeat = 3, static_jobs = 200;
+  int jobs = 0, from = 4000, to = 5000, seeds = 3, repeat = 3, static_jobs = 200, pairs = 4;
   bool cold = false;
   std::vector<double> rates;  // --rates: overrides an experiment's default sweep
 };
@@ -72,6 +75,7 @@ Problem workload(const JobTypeTable& table, const std::string& spec) {
 bool g_cold = false;    // --cold
 bool g_detail = false;  // --detail 1: per-run utilisation, idle GPUs while jobs wait, JCT by job size
 bool g_spread_slow = false;  // --spread-slow 1: spread jobs at unconsolidated speed (strata; the bench before the fix)
+bool g_iso_by_size = false;  // --iso-by-size 1: FTF's isolated share by job size (strata; the bench before the fix)
 
 // One simulated round as --detail sees it: its start, the GPUs and jobs it placed.
 struct RoundSeen {
@@ -118,6 +122,7 @@ SimOptions gavel_options(const std::string& policy) {
   o.warm_start = !g_cold;
   apply_conventions(Conventions::kGavel, o);
   o.placement_affects_speed = g_spread_slow;
+  if (g_iso_by_size) o.policy_options.isolated_share = IsolatedShare::kBySize;
   o.policy = parse_policy(policy);
   return o;
 }
@@ -226,9 +231,10 @@ void makespan(const JobTypeTable& table, const Args& a) {
 // Thesis: space sharing on top of heterogeneity-aware LAS (1.4x single-GPU), measured pairs from Gavel's table.
 void space_sharing(const JobTypeTable& table, const Args& a) {
   const double r = a.rates.empty() ? 5.6 : a.rates.front();
-  const Point aw = steady(table, a, "max-min-fairness", r, false, ",pairs=4");
-  const Point ss = steady(table, a, "max-min-fairness", r, false, ",pairs=4", true);
-  fmt::print("\nSpace sharing, LAS continuous-single {:.1f} jobs/h, 4 measured pairs per job, {}\n", r, trace_words(a));
+  const std::string pairs = fmt::format(",pairs={}", a.pairs);
+  const Point aw = steady(table, a, "max-min-fairness", r, false, pairs);
+  const Point ss = steady(table, a, "max-min-fairness", r, false, pairs, true);
+  fmt::print("\nSpace sharing, LAS continuous-single {:.1f} jobs/h, {} measured pairs per job, {}\n", r, a.pairs, trace_words(a));
   fmt::print("{}", core::render_table({"aware h", "aware+SS h", "SS gain", "thesis"},
                                       {{f2(aw.jct_h), f2(ss.jct_h), f2(aw.jct_h / ss.jct_h) + "x", "1.4x"}}));
 }
@@ -301,7 +307,9 @@ Args parse_args(int argc, char** argv) {
     else if (k == "--static-jobs") a.static_jobs = std::max(2, std::atoi(v.c_str()));
     else if (k == "--cold") a.cold = v != "0";
     else if (k == "--detail") g_detail = v != "0";
+    else if (k == "--pairs") a.pairs = std::max(0, std::atoi(v.c_str()));
     else if (k == "--spread-slow") g_spread_slow = v != "0";
+    else if (k == "--iso-by-size") g_iso_by_size = v != "0";
     else if (k == "--rates")
       for (std::size_t p = 0; p < v.size();) {
         const std::size_t q = std::min(v.find('/', p), v.size());
