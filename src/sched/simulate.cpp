@@ -377,7 +377,8 @@ Problem consolidated_speeds(const Problem& trace) {
 }  // namespace
 
 SimResult simulate(const Problem& trace, const SimOptions& opt) {
-  if (!opt.placement_affects_speed && spread_is_slower(trace)) return simulate(consolidated_speeds(trace), opt);
+  const bool ignore_placement = !opt.placement_affects_speed && !opt.policy_options.placement_sensitive;
+  if (ignore_placement && spread_is_slower(trace)) return simulate(consolidated_speeds(trace), opt);
   const int n = trace.num_jobs();
   Loop L;
   L.order.resize(n);

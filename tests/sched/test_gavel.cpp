@@ -297,6 +297,8 @@ TEST(GavelSimulate, SpreadJobRunsAtItsConsolidatedSpeed) {
   apply_conventions(Conventions::kGavel, o);
   EXPECT_FALSE(o.placement_affects_speed);
   EXPECT_NEAR(simulate(p, o).jobs[0].jct_s, 3600.0, 1e-6);
+  o.policy_options.placement_sensitive = true;  // asking for placement keeps the unconsolidated speed
+  EXPECT_NEAR(simulate(p, o).jobs[0].jct_s, 14400.0, 1e-6);
 }
 
 }  // namespace
