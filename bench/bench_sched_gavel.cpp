@@ -5,11 +5,16 @@
 // CPU seconds, median of 3.
 // Usage: bench_sched_gavel [--only las|multi|ftf|makespan|ss|hier|speed|<policy>] [--jobs N] [--window FROM:TO]
 //                          [--seeds K] [--repeat R] [--rates R1/R2/...] [--static-jobs N] [--cold 1]
-//                          [--throughputs FILE]
+//                          [--throughputs FILE] [--detail 1] [--spread-slow 1] [--iso-by-size 1]
+//                          [--pairs K]
 //   defaults: --window 4000:5000 --jobs 3×TO --seeds 3 (Gavel's: jobs 4000–5000 of a continuous trace, 3 seeds;
 //   the trace keeps arriving past the window and the simulation stops once the window's jobs are done, so the
 //   window sees a loaded cluster, not a draining one), --static-jobs 200 (makespan), --repeat 3 (speed table),
-//   --cold 1: every LP solved cold (no warm starts across re-solves; for before/after timings).
+//   --pairs 4 (ss: each job's candidate partners among the later jobs of its size),
+//   --cold 1: every LP solved cold (no warm starts across re-solves; for before/after timings); --spread-slow 1:
+//   a job spread over servers runs at its unconsolidated speed (strata's convention; Gavel's simulator ignores
+//   placement), and --iso-by-size 1: finish-time fairness' isolated share by job size (strata's; Gavel's is 1/n
+//   of the cluster per job) — each restores this bench as it was before issue 39's follow-up.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -17,6 +22,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,7 +38,7 @@ const char* kCluster = "v100:36,p100:36,k80:36";  // Gavel's simulated cluster (
 
 struct Args {
   std::string only, throughputs;
-  int jobs = 0, from = 4000, to = 5000, seeds = 3, repeat = 3, static_jobs = 200;
+  int jobs = 0, from = 4000, to = 5000, seeds = 3, repeat = 3, static_jobs = 200, pairs = 4;
   bool cold = false;
   std::vector<double> rates;  // --rates: overrides an experiment's default sweep
 };
@@ -66,12 +72,57 @@ Problem workload(const JobTypeTable& table, const std::string& spec) {
   return generate_trace(table, priced_cluster(), parse_generate_spec(spec));
 }
 
-bool g_cold = false;  // --cold
+bool g_cold = false;    // --cold
+bool g_detail = false;  // --detail 1: per-run utilisation, idle GPUs while jobs wait, JCT by job size
+bool g_spread_slow = false;  // --spread-slow 1: spread jobs at unconsolidated speed (strata; the bench before the fix)
+bool g_iso_by_size = false;  // --iso-by-size 1: FTF's isolated share by job size (strata; the bench before the fix)
+
+// One simulated round as --detail sees it: its start, the GPUs and jobs it placed.
+struct RoundSeen {
+  double now = 0;
+  int gpus = 0, jobs = 0;
+};
+
+// --detail: over the window's span (first window arrival to the stop), the busy share of the GPUs, the rounds that
+// left GPUs idle while jobs waited (placed < active), and the window's average JCT by job size (a co-located pair
+// counts its GPUs twice: meant for runs without space sharing).
+void print_detail(const Problem& t, const SimResult& r, const std::vector<RoundSeen>& rounds, const Args& a) {
+  int gpus = 0;
+  for (const auto& w : t.types) gpus += w.count;
+  std::vector<double> arrive, finish;
+  for (const auto& j : r.jobs) {
+    arrive.push_back(j.arrival_s);
+    if (j.completion_s >= 0) finish.push_back(j.completion_s);
+  }
+  std::sort(arrive.begin(), arrive.end());
+  std::sort(finish.begin(), finish.end());
+  const double from = t.jobs[a.from].arrival_s;
+  double busy = 0, idle_waiting = 0, waiting = 0;
+  int n = 0, idle_rounds = 0;
+  for (const auto& rs : rounds) {
+    if (rs.now < from) continue;
+    const auto active = (std::upper_bound(arrive.begin(), arrive.end(), rs.now) - arrive.begin()) -
+                        (std::upper_bound(finish.begin(), finish.end(), rs.now) - finish.begin());
+    const double wait = std::max<double>(0, static_cast<double>(active) - rs.jobs);
+    ++n, busy += rs.gpus, waiting += wait;
+    if (wait > 0 && rs.gpus < gpus) ++idle_rounds, idle_waiting += gpus - rs.gpus;
+  }
+  std::map<int, std::pair<double, int>> by_size;
+  for (int m = a.from; m < a.to; ++m)
+    if (r.jobs[m].completion_s >= 0) by_size[r.jobs[m].scale_factor].first += r.jobs[m].jct_s / 3600, ++by_size[r.jobs[m].scale_factor].second;
+  fmt::print("    detail: {} rounds, busy {:.1f} of {} GPUs, {:.0f} jobs waiting on average; {} rounds with idle GPUs while "
+             "jobs wait ({:.1f} idle on average); JCT h by size:", n, n ? busy / n : 0, gpus, n ? waiting / n : 0,
+             idle_rounds, idle_rounds ? idle_waiting / idle_rounds : 0);
+  for (const auto& [sf, v] : by_size) fmt::print(" {}-GPU {:.1f} ({})", sf, v.first / v.second, v.second);
+  fmt::print("\n");
+}
 
 SimOptions gavel_options(const std::string& policy) {
   SimOptions o;
   o.warm_start = !g_cold;
   apply_conventions(Conventions::kGavel, o);
+  o.placement_affects_speed = g_spread_slow;
+  if (g_iso_by_size) o.policy_options.isolated_share = IsolatedShare::kBySize;
   o.policy = parse_policy(policy);
   return o;
 }
@@ -91,9 +142,18 @@ Point steady(const JobTypeTable& table, const Args& a, const std::string& policy
     o.measure_from = a.from;
     o.measure_to = a.to;
     o.stop_after_window = true;
+    std::vector<RoundSeen> rounds;
+    if (g_detail)
+      o.on_round = [&](double now, const std::vector<RoundPlacement>& placed) {
+        RoundSeen rs{now, 0, static_cast<int>(placed.size())};
+        for (const auto& pl : placed) rs.gpus += pl.gpus;
+        rounds.push_back(rs);
+      };
     const double c0 = process_cpu_s();
-    const SimMetrics m = simulate(t, o).metrics;
+    const SimResult res = simulate(t, o);
+    const SimMetrics& m = res.metrics;
     p.cpu_s += process_cpu_s() - c0;
+    if (g_detail) fmt::print("  {} seed {}:\n", policy, seed), print_detail(t, res, rounds, a);
     if (m.jobs_finished < m.jobs_measured)
       fmt::print("  (seed {}: {} of the window's {} jobs unfinished)\n", seed, m.jobs_measured - m.jobs_finished, m.jobs_measured);
     p.jct_h += m.avg_jct_s / 3600.0 / a.seeds;
@@ -171,9 +231,10 @@ void makespan(const JobTypeTable& table, const Args& a) {
 // Thesis: space sharing on top of heterogeneity-aware LAS (1.4x single-GPU), measured pairs from Gavel's table.
 void space_sharing(const JobTypeTable& table, const Args& a) {
   const double r = a.rates.empty() ? 5.6 : a.rates.front();
-  const Point aw = steady(table, a, "max-min-fairness", r, false, ",pairs=4");
-  const Point ss = steady(table, a, "max-min-fairness", r, false, ",pairs=4", true);
-  fmt::print("\nSpace sharing, LAS continuous-single {:.1f} jobs/h, 4 measured pairs per job, {}\n", r, trace_words(a));
+  const std::string pairs = fmt::format(",pairs={}", a.pairs);
+  const Point aw = steady(table, a, "max-min-fairness", r, false, pairs);
+  const Point ss = steady(table, a, "max-min-fairness", r, false, pairs, true);
+  fmt::print("\nSpace sharing, LAS continuous-single {:.1f} jobs/h, {} measured pairs per job, {}\n", r, a.pairs, trace_words(a));
   fmt::print("{}", core::render_table({"aware h", "aware+SS h", "SS gain", "thesis"},
                                       {{f2(aw.jct_h), f2(ss.jct_h), f2(aw.jct_h / ss.jct_h) + "x", "1.4x"}}));
 }
@@ -245,6 +306,10 @@ Args parse_args(int argc, char** argv) {
     else if (k == "--throughputs") a.throughputs = v;
     else if (k == "--static-jobs") a.static_jobs = std::max(2, std::atoi(v.c_str()));
     else if (k == "--cold") a.cold = v != "0";
+    else if (k == "--detail") g_detail = v != "0";
+    else if (k == "--pairs") a.pairs = std::max(0, std::atoi(v.c_str()));
+    else if (k == "--spread-slow") g_spread_slow = v != "0";
+    else if (k == "--iso-by-size") g_iso_by_size = v != "0";
     else if (k == "--rates")
       for (std::size_t p = 0; p < v.size();) {
         const std::size_t q = std::min(v.find('/', p), v.size());

@@ -210,7 +210,7 @@ Allocation makespan(const Problem& p, const PolicyOptions& opt) {
 // denominator; binary search on r (thesis: "reducible to a sequence of LPs").
 Allocation finish_time_fairness(const Problem& p, const PolicyOptions& opt) {
   require_steps(p, "finish-time-fairness");
-  const auto iso = isolated_throughputs(p);
+  const auto iso = isolated_throughputs(p, opt.isolated_share);
   std::vector<double> D(p.num_jobs());
   double hi = 0;
   for (int m = 0; m < p.num_jobs(); ++m) {

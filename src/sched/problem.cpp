@@ -247,14 +247,17 @@ Problem load_problem(const std::string& path, bool require_workers) {
   return problem_from_json(core::load_json_file(path), path, require_workers);
 }
 
-std::vector<double> isolated_throughputs(const Problem& p) {
+std::vector<double> isolated_throughputs(const Problem& p, IsolatedShare share) {
   double workers = 0, demand = 0;
   for (const auto& t : p.types) workers += t.count;
   for (const auto& j : p.jobs) demand += j.scale_factor;
-  const double s = std::min(1.0, workers / demand);
   std::vector<double> out(p.num_jobs(), 0.0);
-  for (int m = 0; m < p.num_jobs(); ++m)
+  for (int m = 0; m < p.num_jobs(); ++m) {
+    // Time fraction of the whole job: by size, ΣW/Σsf capped at 1; per job, ΣW/(n·sf) capped at 1.
+    const double per_job = workers / (static_cast<double>(p.num_jobs()) * p.jobs[m].scale_factor);
+    const double s = std::min(1.0, share == IsolatedShare::kPerJob ? per_job : workers / demand);
     for (int t = 0; t < p.num_types(); ++t) out[m] += p.jobs[m].throughputs[t] * s * p.types[t].count / workers;
+  }
   return out;
 }
 

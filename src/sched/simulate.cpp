@@ -141,7 +141,7 @@ bool run_assignment(const Problem& trace, const Problem& sub, const Allocation& 
 
 // The policy's view of the running jobs: remaining steps, time in the system, pairs among them.
 Problem active_problem(const Problem& trace, const std::vector<WorkerType>& types, const std::vector<int>& active,
-                       const std::vector<JobState>& st, double now, double slo_slack_s) {
+                       const std::vector<JobState>& st, double now, double slo_slack_s, IsolatedShare share) {
   Problem sub;
   sub.types = types;
   sub.entities = trace.entities;
@@ -164,7 +164,7 @@ Problem active_problem(const Problem& trace, const std::vector<WorkerType>& type
     }
     sub.jobs.push_back(std::move(j));
   }
-  const auto iso = isolated_throughputs(sub);
+  const auto iso = isolated_throughputs(sub, share);
   for (int i = 0; i < sub.num_jobs(); ++i) {
     const double done_steps = trace.jobs[active[i]].steps - sub.jobs[i].steps;
     sub.jobs[i].elapsed_isolated_s = iso[i] > 0 ? done_steps / iso[i] : 0.0;
@@ -313,7 +313,8 @@ void update_allocation(const Problem& trace, const SimOptions& opt, SimResult& r
   const bool due = L.now - L.last_solve_s >= opt.reset_interval_s - 1e-9;
   const bool solve = opt.reallocate == Reallocate::kEveryRound || L.force_solve || (L.need_solve && due);
   if (!solve && !L.set_changed) return;
-  if (solve) L.sub = active_problem(trace, L.types, L.active, L.st, L.now, 2 * opt.round_s);
+  if (solve) L.sub = active_problem(trace, L.types, L.active, L.st, L.now, 2 * opt.round_s,
+                                     opt.policy_options.isolated_share);
   else carry_problem(trace, L);
   L.sub_trace = L.active;
   if (!solve) {
@@ -362,9 +363,22 @@ void run_round(const Problem& trace, const SimOptions& opt, SimResult& res, Loop
   }
 }
 
+// SimOptions::placement_affects_speed = false: every job's unconsolidated steps/s set to its consolidated ones.
+bool spread_is_slower(const Problem& trace) {
+  return std::any_of(trace.jobs.begin(), trace.jobs.end(),
+                     [](const JobSpec& j) { return !j.unconsolidated.empty() && j.unconsolidated != j.throughputs; });
+}
+Problem consolidated_speeds(const Problem& trace) {
+  Problem t = trace;
+  for (auto& j : t.jobs) j.unconsolidated = j.throughputs;
+  return t;
+}
+
 }  // namespace
 
 SimResult simulate(const Problem& trace, const SimOptions& opt) {
+  const bool ignore_placement = !opt.placement_affects_speed && !opt.policy_options.placement_sensitive;
+  if (ignore_placement && spread_is_slower(trace)) return simulate(consolidated_speeds(trace), opt);
   const int n = trace.num_jobs();
   Loop L;
   L.order.resize(n);
@@ -420,6 +434,7 @@ void apply_conventions(Conventions c, PolicyOptions& p) {
   const bool gavel = c == Conventions::kGavel;
   p.normalization = gavel ? Normalization::kProportional : Normalization::kEqualShare;
   p.agnostic_split = gavel ? AgnosticSplit::kProportional : AgnosticSplit::kFillOrder;
+  p.isolated_share = gavel ? IsolatedShare::kPerJob : IsolatedShare::kBySize;
   p.water_filling = !gavel;  // Gavel's LAS experiments use max_min_fairness_perf, one LP
 }
 
@@ -429,6 +444,7 @@ void apply_conventions(Conventions c, SimOptions& o) {
   const bool gavel = c == Conventions::kGavel;
   o.reset_interval_s = gavel ? 1920 : 0;
   o.place_leftover = gavel;
+  o.placement_affects_speed = !gavel;
 }
 
 Conventions parse_conventions(const std::string& name, const std::string& flag) {

@@ -1,7 +1,8 @@
 // tests/sched/test_gavel: the Gavel-compatible conventions (issue 39) — the agnostic allocation does not depend on
 // the order of the GPU types, proportional normalisation against a hand-solved LP on an unequal cluster, Gavel's
 // throughput file (the committed sample and, when present, ../shared/gavel's full table), zero-allocation jobs on
-// leftover GPUs, Gavel's generator conventions and the allocation reset interval.
+// leftover GPUs, Gavel's generator conventions, the allocation reset interval, speed regardless of placement and
+// Gavel's isolated share.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -258,6 +259,46 @@ TEST(GavelSimulate, ResetIntervalBoundsTheSolvesAndEveryJobFinishes) {
   const auto strata = simulate(trace, o);
   EXPECT_EQ(strata.metrics.jobs_finished, 60);
   EXPECT_GT(strata.metrics.reallocations, gavel.metrics.reallocations);
+}
+
+TEST(GavelIsolated, EveryJobOneNthOfTheClusterWhateverItsSize) {
+  // 8 GPUs, four 1-GPU jobs and one 4-GPU job (n = 5, Σ sizes = 8). By size every job gets its GPUs' worth
+  // (time fraction 1: 1 and 4 steps/s); Gavel's IsolatedPolicy gives each job 8/5 GPUs: the 4-GPU job runs
+  // 8/(5·4) = 0.4 of the time, 1.6 steps/s; the 1-GPU jobs are capped at a time fraction of 1.
+  const Problem p = parse(R"({"workers": {"v100": 4, "k80": 4}, "jobs": [
+    {"name": "a", "throughputs": {"v100": 1, "k80": 1}}, {"name": "b", "throughputs": {"v100": 1, "k80": 1}},
+    {"name": "c", "throughputs": {"v100": 1, "k80": 1}}, {"name": "d", "throughputs": {"v100": 1, "k80": 1}},
+    {"name": "e", "throughputs": {"v100": 4, "k80": 4}, "scale_factor": 4}]})");
+  const auto by_size = isolated_throughputs(p, IsolatedShare::kBySize);
+  const auto per_job = isolated_throughputs(p, IsolatedShare::kPerJob);
+  EXPECT_NEAR(by_size[4], 4.0, 1e-12);
+  EXPECT_NEAR(per_job[4], 1.6, 1e-12);
+  for (int m = 0; m < 4; ++m) {
+    EXPECT_NEAR(per_job[m], 1.0, 1e-12);
+    EXPECT_NEAR(by_size[m], 1.0, 1e-12);
+  }
+  SimOptions o;
+  apply_conventions(Conventions::kGavel, o);
+  EXPECT_EQ(o.policy_options.isolated_share, IsolatedShare::kPerJob);
+}
+
+TEST(GavelSimulate, SpreadJobRunsAtItsConsolidatedSpeed) {
+  // An 8-GPU job on two 4-GPU servers is always spread. strata runs it at its unconsolidated 1 step/s (14,400 s);
+  // Gavel's simulator reads only the consolidated entry, 4 steps/s (3,600 s). Before issue 39's follow-up the
+  // Gavel conventions ran it at 1 step/s too.
+  const Problem p = parse(R"({"workers": {"v100": {"count": 8, "per_server": 4}}, "jobs": [
+    {"name": "x", "throughputs": {"v100": 4}, "unconsolidated_throughputs": {"v100": 1}, "scale_factor": 8,
+     "steps": 14400}]})");
+  SimOptions o;
+  o.policy = parse_policy("max-min-fairness");
+  apply_conventions(Conventions::kStrata, o);
+  o.restart_overhead_s = 0;
+  EXPECT_NEAR(simulate(p, o).jobs[0].jct_s, 14400.0, 1e-6);
+  apply_conventions(Conventions::kGavel, o);
+  EXPECT_FALSE(o.placement_affects_speed);
+  EXPECT_NEAR(simulate(p, o).jobs[0].jct_s, 3600.0, 1e-6);
+  o.policy_options.placement_sensitive = true;  // asking for placement keeps the unconsolidated speed
+  EXPECT_NEAR(simulate(p, o).jobs[0].jct_s, 14400.0, 1e-6);
 }
 
 }  // namespace

@@ -53,6 +53,7 @@ struct PolicyOptions {
   bool water_filling = true;         // max-min fairness: iterate to Pareto efficiency (else one LP)
   Normalization normalization = Normalization::kProportional;  // reference throughput (problem.hpp)
   AgnosticSplit agnostic_split = AgnosticSplit::kProportional;
+  IsolatedShare isolated_share = IsolatedShare::kBySize;  // finish-time fairness' X^isolated (problem.hpp)
   PriceKind price = PriceKind::kOnDemand;
   double budget_usd = -1;            // makespan-budget: total budget in $
   // Relative tolerance of finish-time fairness' binary search on ρ; 0 = the policy's own (1e-7). The simulator

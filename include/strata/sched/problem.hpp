@@ -96,8 +96,14 @@ double equal_share_throughput(const JobSpec& j);
 // On a cluster with equal counts per type the two agree.
 enum class Normalization { kProportional, kEqualShare };
 double reference_throughput(const Problem& p, const JobSpec& j, Normalization n);
-// Isolated throughput of every job: 1/n of the cluster (Gavel's X^isolated, used by finish-time fairness):
-// X_iso_mj = s·W_j/ΣW with s = min(1, ΣW/Σ scale_factor).
-std::vector<double> isolated_throughputs(const Problem& p);
+// Isolated throughput of every job (finish-time fairness' X^isolated, "1/n of the cluster"), n jobs, W_j GPUs of
+// type j, ΣW in all:
+//   kBySize: strata's earlier share, a time fraction s·W_j/ΣW with s = min(1, ΣW/Σ scale_factor) — a k-GPU job
+//            gets k GPUs' worth of the 1/Σ scale_factor split;
+//   kPerJob: Gavel's IsolatedPolicy (policies/isolated.py, c4fa400): every job 1/n of each type's GPUs, i.e. a
+//            time fraction W_j/(n·k) for a k-GPU job, scaled down so that the fractions sum to at most 1. The two
+//            agree when every job has one GPU.
+enum class IsolatedShare { kBySize, kPerJob };
+std::vector<double> isolated_throughputs(const Problem& p, IsolatedShare share = IsolatedShare::kBySize);
 
 }  // namespace strata::sched

@@ -96,6 +96,12 @@ struct SimOptions {
   PolicyOptions policy_options;
   double round_s = 360;                    // round length (thesis default: 6 minutes)
   double restart_overhead_s = 5;           // checkpoint + restore when a job is not renewed (thesis: < 5 s)
+  // false (Gavel's simulator): a k-GPU job runs at its consolidated steps/s wherever its GPUs are — Gavel's
+  // scheduler.py (c4fa400) sets a job's throughput from oracle[<gpu>][(type, k)]["null"] and never reads the
+  // "<gpu>_unconsolidated" entries when simulating. true (strata): a job spread over servers, or larger than a
+  // server, runs at its unconsolidated steps/s, in the policy's LP and in the simulator. A placement-sensitive
+  // policy (PolicyOptions::placement_sensitive) always sees placement affect speed.
+  bool placement_affects_speed = true;
   Reallocate reallocate = Reallocate::kOnChange;
   // Gavel re-solves the allocation at most every minimum_time_between_allocation_resets = 1920 s (scheduler.py,
   // c4fa400); between solves, arriving jobs get a zero allocation (they run on leftover GPUs) and finished jobs'
