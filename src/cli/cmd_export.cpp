@@ -84,8 +84,9 @@ void export_strategy_cli(const std::string& engine, const model::Model& m, const
     } catch (const core::InputError& err) {
       if (!closest) throw;
       fmt::print(note, "{}; writing the closest plan torchtitan can run\n", err.what());
-      write_export_file(exporter::export_torchtitan_py(m, c, exporter::closest_expressible(exporter::Engine::torchtitan, m, c, w)),
-                   out);
+      write_export_file(
+          exporter::export_torchtitan_py(m, c, exporter::closest_expressible(exporter::Engine::torchtitan, m, c, w)),
+          out);
     }
     return;
   }

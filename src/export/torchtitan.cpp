@@ -139,7 +139,8 @@ std::string torchtitan_toml(const model::Model& m, const hw::Cluster& c, const c
   t += fmt::format("tensor_parallel_degree = {}\npipeline_parallel_degree = {}\n", s.tp, s.pp);
   if (s.cp > 1) t += fmt::format("context_parallel_degree = {}\n", s.cp);  // FSDP mesh dp_shard·cp
   if (s.tp_async) t += "enable_async_tensor_parallel = true\n";  // overlap=async: the chunked collective matmul
-  t += fmt::format("pipeline_parallel_schedule = \"{}\"\n", torchtitan_schedule_name(s));  // (pp = 1: kept for the round trip)
+  // (pp = 1: kept for the round trip)
+  t += fmt::format("pipeline_parallel_schedule = \"{}\"\n", torchtitan_schedule_name(s));
   if (s.pp > 1) {
     t += fmt::format("pipeline_parallel_microbatch_size = {}\n", s.micro_batch);
     t += "module_fqns_per_model_part = " + fqn_parts(s, static_cast<int>(m.layers.size())) + "\n";

@@ -77,7 +77,8 @@ std::string tensor_parallel_problem(const Model& m, int tp) {
 Model with_seq(const Model& m, std::int64_t seq) {
   if (seq <= 0) throw core::InputError(fmt::format("--seq: must be > 0, got {}", seq));
   for (const LayerSpec& l : m.layers) {
-    const bool sequence_layer = l.kind == LayerKind::embedding || l.kind == LayerKind::lm_head || is_attention_block(l.kind);
+    const bool sequence_layer =
+        l.kind == LayerKind::embedding || l.kind == LayerKind::lm_head || is_attention_block(l.kind);
     if (!sequence_layer || l.attention_window > 0 || l.pooled)
       throw core::InputError(fmt::format(
           "--seq: model '{}' has a fixed input size (layer '{}' is a {} layer); only text transformer models "

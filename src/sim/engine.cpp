@@ -110,7 +110,9 @@ struct EngineEvent {
   std::uint32_t version;  // low bit: phase (0 = work done, 1 = latency done)
 };
 struct Later {
-  bool operator()(const EngineEvent& a, const EngineEvent& b) const { return a.t > b.t || (a.t == b.t && a.seq > b.seq); }
+  bool operator()(const EngineEvent& a, const EngineEvent& b) const {
+    return a.t > b.t || (a.t == b.t && a.seq > b.seq);
+  }
 };
 
 class Engine {
