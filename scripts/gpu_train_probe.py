@@ -149,12 +149,14 @@ def run_config(cfg, models, args):
     dev = torch.device("cuda")
     torch.manual_seed(0)
     row = {"name": cfg["name"], "model": m, "dtype": cfg["dtype"], "mbs": cfg["mbs"], "seq": cfg["seq"],
-           "recompute": cfg["recompute"], "grad_accum": cfg.get("accum", 1)}
+           "recompute": cfg["recompute"], "grad_accum": cfg.get("accum", 1),
+           "elementwise": "fused" if cfg.get("compile") else "eager"}
     model = opt = None
     try:
         model = Model(m, cfg["seq"]).to(dev)
         model.recompute = cfg["recompute"] == "full"
         opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+        fwd = torch.compile(model) if cfg.get("compile") else model
         row["param_count"] = sum(p.numel() for p in model.parameters())
         idx = torch.randint(0, m["vocab"], (cfg["mbs"], cfg["seq"]), device=dev)
         tgt = torch.randint(0, m["vocab"], (cfg["mbs"], cfg["seq"]), device=dev)
@@ -163,7 +165,7 @@ def run_config(cfg, models, args):
         def step():
             for _ in range(row["grad_accum"]):
                 with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16):
-                    loss = model(idx, tgt)
+                    loss = fwd(idx, tgt)
                 loss.backward()
             opt.step()
             opt.zero_grad(set_to_none=True)
@@ -189,6 +191,8 @@ def run_config(cfg, models, args):
         row.update(oom=True, error=str(e).splitlines()[0][:200])
     finally:
         del model, opt
+        if cfg.get("compile"):
+            torch._dynamo.reset()
         torch.cuda.empty_cache()
     return row
 
@@ -214,12 +218,33 @@ MODELS = {m["name"]: m for m in [gpt("probe-gpt-350m", 24, 1024, 16), gpt("probe
                                  llama("probe-llama-tiny16", 16, 64, 4, 2, 256, 256)]}
 
 
-def configs():
+def configs(which="base"):
     out = []
 
-    def add(model, dtype, mbs, seq, rc="none", accum=1):
-        out.append({"name": f"{model} {dtype} mbs{mbs} seq{seq} {rc}" + (f" accum{accum}" if accum > 1 else ""),
-                    "model": model, "dtype": dtype, "mbs": mbs, "seq": seq, "recompute": rc, "accum": accum})
+    def add(model, dtype, mbs, seq, rc="none", accum=1, compile_=False):
+        out.append({"name": f"{model} {dtype} mbs{mbs} seq{seq} {rc}" + (f" accum{accum}" if accum > 1 else "")
+                    + (" compiled" if compile_ else ""),
+                    "model": model, "dtype": dtype, "mbs": mbs, "seq": seq, "recompute": rc, "accum": accum,
+                    "compile": compile_})
+
+    if which == "accum":
+        # Issue 50 item 5: gradient accumulation 1/2/4/8 (what is per step, what per micro-batch), small micro-batches
+        # where the host floor shows, fp32, torch.compile, and both sides of the memory limit (llama-3b's peak grows
+        # ~10 GiB per sample at seq 2048: mbs 8 fits a 141 GB part, mbs 10-12 do not).
+        for accum in (1, 2, 4, 8):
+            add("probe-gpt-350m", "bf16", 4, 1024, "none", accum)
+            add("probe-llama-1b", "bf16", 4, 2048, "none", accum)
+            add("probe-llama-1b", "bf16", 1, 2048, "none", accum)
+        add("probe-gpt-350m", "bf16", 1, 1024, "none", 8)
+        add("probe-llama-1b", "bf16", 4, 2048, "full", 4)
+        add("probe-gpt-350m", "fp32", 4, 1024, "none", 4)
+        add("probe-llama-1b", "fp32", 1, 2048, "none", 4)
+        for mbs in (8, 9, 10, 12):
+            add("probe-llama-3b", "bf16", mbs, 2048)
+        add("probe-gpt-350m", "bf16", 4, 1024, "none", 1, True)
+        add("probe-gpt-350m", "bf16", 4, 1024, "none", 4, True)
+        add("probe-llama-1b", "bf16", 4, 2048, "none", 1, True)
+        return out
 
     for mbs in (1, 4, 16):
         add("probe-gpt-350m", "bf16", mbs, 1024)
@@ -267,6 +292,8 @@ def main():
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--budget-s", type=float, default=420, help="stop starting configurations after this")
     ap.add_argument("--only", default="", help="comma-separated substrings of configuration names")
+    ap.add_argument("--set", default="base", choices=["base", "accum"],
+                    help="base: the issue-38 set; accum: gradient accumulation, compile, fp32, memory limit")
     args = ap.parse_args()
     props = torch.cuda.get_device_properties(0)
     prov = {"script": "scripts/gpu_train_probe.py", "date": datetime.date.today().isoformat(),
@@ -282,7 +309,7 @@ def main():
            "`strata estimate --engine pytorch` by `strata validate` (never fitted).", "provenance": prov, "rows": []}
     t0 = time.time()
     only = [s for s in args.only.split(",") if s]
-    for cfg in configs():
+    for cfg in configs(args.set):
         if only and not any(s in cfg["name"] for s in only):
             continue
         if time.time() - t0 > args.budget_s:

@@ -1,7 +1,7 @@
 """engine_check/check_megatron: runs Megatron-LM's own argument parser and validate_args (megatron/training/
 arguments.py, at the commit the engines folder holds) on strata's exports. torch/triton/transformer_engine are
-stubbed; the GPU architecture is pinned to Hopper (get_device_arch_version() = 9: every GPU in strata's catalog
-is pre-Blackwell). Usage: check_megatron.py ENGINE_DIR JOBS.json RESULTS.json"""
+stubbed; the GPU architecture is the job's "arch" (get_device_arch_version(): 9 = Hopper and older, the default; 10 =
+Blackwell, for plans on B200/B300/GB200/GB300). Usage: check_megatron.py ENGINE_DIR JOBS.json RESULTS.json"""
 import json
 import os
 import shlex
@@ -77,6 +77,8 @@ def main():
             argv, env = launch_args(text)
         else:  # the args file is launched with the environment it states in its header
             argv, env = args_file(text), job.get("env")
+        arch = int(job.get("arch", 9))
+        arguments.get_device_arch_version = lambda: arch
         status, msg = run_one(arguments, argv, env, job["world"])
         results.append({"id": job["id"], "status": status, "message": msg})
     json.dump(results, open(out_path, "w"), indent=1)

@@ -53,6 +53,11 @@ std::string peak_cell(const hw::GpuSpec& g, hw::Dtype d) {
   return g.supports(d) ? v : v + " *";
 }
 
+// The low-precision columns show only native paths ("-" elsewhere): mxfp8 and fp4 have no fallback.
+std::string native_cell(const hw::GpuSpec& g, hw::Dtype d) {
+  return g.supports(d) ? core::format_flops(g.peak(d)) : "-";
+}
+
 void run_hardware(const ListOptions& o) {
   const hw::Catalog cat = hw::builtin_catalog();
   if (o.json) return print_json(hw::catalog_listing_json(cat));
@@ -64,14 +69,17 @@ void run_hardware(const ListOptions& o) {
                                peak_cell(g, hw::Dtype::bf16),
                                peak_cell(g, hw::Dtype::fp16),
                                peak_cell(g, hw::Dtype::fp32),
-                               g.supports(hw::Dtype::fp8) ? core::format_flops(g.peak(hw::Dtype::fp8)) : "-",
+                               native_cell(g, hw::Dtype::fp8),
+                               native_cell(g, hw::Dtype::mxfp8),
+                               native_cell(g, hw::Dtype::fp4),
                                core::format_bandwidth(g.memory_bw_bytes_per_s)};
     if (o.sources) r.push_back(g.source);
     rows.push_back(std::move(r));
   }
-  std::vector<std::string> header{"gpu", "model", "memory", "bf16", "fp16", "fp32", "fp8", "mem bw"};
+  std::vector<std::string> header{"gpu", "model", "memory", "bf16", "fp16", "fp32", "fp8", "mxfp8", "fp4", "mem bw"};
   if (o.sources) header.push_back("source");
-  fmt::print("GPUs (dense peak FLOP/s; * = no native path, falls back per docs/hardware.md)\n{}\n",
+  fmt::print("GPUs (dense peak FLOP/s; * = no native path, falls back per docs/hardware.md; fp8, mxfp8 (MX block-scaled "
+             "FP8) and fp4 (NVFP4/MXFP4) only where native)\n{}\n",
              core::render_table(header, rows));
 
   rows.clear();

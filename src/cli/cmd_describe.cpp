@@ -93,6 +93,15 @@ core::OrderedJson cluster_json(const hw::Cluster& c, std::map<std::string, int>&
                        {"latency_s", lc.latency_s},
                        {"nodes", lc.nodes}});
   j["bandwidth_classes"] = classes;
+  core::OrderedJson tiers = core::OrderedJson::array();
+  for (const hw::TierRow& t : hw::tier_rows(c))
+    tiers.push_back({{"node_type", t.node_type}, {"nodes", t.nodes},
+                     {"host", {{"gpus", t.gpus_per_host}, {"per_node", t.hosts}}},
+                     {"scale_up_domain", {{"gpus", t.domain_gpus}, {"link", t.domain_link},
+                                          {"bw_bytes_per_s", t.domain_bw_bytes_per_s}}},
+                     {"network", {{"nics", t.nics}, {"link", t.nic_link},
+                                  {"bw_bytes_per_s_per_gpu", t.nic_bw_per_gpu_bytes_per_s}}}});
+  j["tiers"] = tiers;
   core::OrderedJson shared = core::OrderedJson::array();
   for (const hw::Node& n : c.nodes)
     if (n.cpu_cores > 0) shared.push_back({{"node", n.id}, {"devices", n.num_devices}, {"cpu_cores", n.cpu_cores}});
@@ -115,6 +124,17 @@ void print_cluster(const hw::Cluster& c, std::map<std::string, int>& type_counts
                     std::to_string(lc.nodes)});
   fmt::print("bandwidth classes (one direction, per device pair):\n{}",
              core::render_table({"scope", "link", "bandwidth", "latency", "nodes"}, rows));
+  rows.clear();
+  for (const hw::TierRow& t : hw::tier_rows(c))
+    rows.push_back({t.node_type, std::to_string(t.nodes),
+                    t.hosts > 1 ? fmt::format("{} x {} GPUs", t.hosts, t.gpus_per_host) : fmt::format("1 x {} GPUs", t.gpus_per_host),
+                    fmt::format("{} GPUs, {} {}", t.domain_gpus, t.domain_link,
+                                t.domain_gpus > 1 ? core::format_bandwidth(t.domain_bw_bytes_per_s) : "-"),
+                    fmt::format("{} x {}, {} per GPU", t.nics, t.nic_link,
+                                core::format_bandwidth(t.nic_bw_per_gpu_bytes_per_s))});
+  fmt::print("tiers (host: GPUs sharing a CPU tray; scale-up domain: GPUs joined by NVLink/Infinity Fabric, one strata "
+             "node; network: the NICs between domains):\n{}",
+             core::render_table({"node kind", "nodes", "hosts", "scale-up domain", "network"}, rows));
   for (const hw::Node& n : c.nodes)
     if (n.cpu_cores > 0)
       fmt::print("node {}: its {} devices are processes sharing {} CPU cores{}\n", n.id, n.num_devices, n.cpu_cores,

@@ -203,6 +203,8 @@ void print_uniform(const PlanArgs& a, const model::Model& m, const hw::Cluster& 
   for (std::size_t i = 0; i < r.top.size(); ++i)
     rows.push_back(plan_row(fmt::format("#{}", i + 1), c, r.top[i].strategy, r.top[i].estimate, best));
   fmt::print(out, "Top {} plans:\n{}\n", r.top.size(), core::render_table(kPlanHeader, rows));
+  // Which tier each parallel group of the best plan uses (scale-up domain or network; docs/clusters.md).
+  fmt::print(out, "best plan's groups: {}\n", plan::group_tiers_summary(c, r.top.front().strategy));
   // Why the legend: with no recompute the PTD-P count can exceed the dtype's peak (docs/cost-model.md §Outputs
   // and FLOP counts).
   fmt::print(out, "TFLOP/s/GPU: PTD-P count (Narayanan et al. 2021 eq. 3), one recompute forward per block even "

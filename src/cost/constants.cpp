@@ -70,6 +70,10 @@ CostConstants constants_from_json(const nlohmann::json& j, const std::string& or
   c.ampere_attention_gpu_efficiency = gpu_factor_map(cj, "ampere_attention_gpu_efficiency", w);
   if (core::has_field(cj, "fp8_gemm_relative_efficiency"))
     c.fp8_gemm_relative_efficiency = value_of(cj, "fp8_gemm_relative_efficiency", w, 0.01, 2.0);
+  if (core::has_field(cj, "mxfp8_gemm_relative_efficiency"))
+    c.mxfp8_gemm_relative_efficiency = value_of(cj, "mxfp8_gemm_relative_efficiency", w, 0.01, 2.0);
+  if (core::has_field(cj, "fp4_gemm_relative_efficiency"))
+    c.fp4_gemm_relative_efficiency = value_of(cj, "fp4_gemm_relative_efficiency", w, 0.01, 2.0);
   if (core::has_field(cj, "flash_attention_efficiency"))
     c.flash_attention_efficiency = value_of(cj, "flash_attention_efficiency", w, 0.01, 1.0);
   if (core::has_field(cj, "flash1_attention_efficiency"))
@@ -132,6 +136,8 @@ nlohmann::ordered_json to_json(const CostConstants& c) {
   j["cudnn_attention_efficiency"] = c.cudnn_attention_efficiency;
   j["efficient_attention_efficiency"] = c.efficient_attention_efficiency;
   j["fp8_gemm_relative_efficiency"] = c.fp8_gemm_relative_efficiency;
+  j["mxfp8_gemm_relative_efficiency"] = c.mxfp8_gemm_relative_efficiency;
+  j["fp4_gemm_relative_efficiency"] = c.fp4_gemm_relative_efficiency;
   j["gpu_compute_efficiency"] = nlohmann::ordered_json::object();
   for (const auto& [gpu, v] : c.gpu_compute_efficiency) j["gpu_compute_efficiency"][gpu] = v;
   j["ampere_attention_gpu_efficiency"] = nlohmann::ordered_json::object();
@@ -162,9 +168,13 @@ nlohmann::ordered_json to_json(const CostConstants& c) {
 }
 
 double gemm_efficiency(const CostConstants& c, double flops, hw::Dtype dtype) {
-  const bool tensor_core = dtype == hw::Dtype::fp16 || dtype == hw::Dtype::bf16 || dtype == hw::Dtype::fp8;
+  const bool low_precision = dtype == hw::Dtype::fp8 || dtype == hw::Dtype::mxfp8 || dtype == hw::Dtype::fp4;
+  const bool tensor_core = dtype == hw::Dtype::fp16 || dtype == hw::Dtype::bf16 || low_precision;
   double emax = tensor_core ? c.gemm_max_efficiency : c.fp32_gemm_max_efficiency;
-  if (dtype == hw::Dtype::fp8) emax *= c.fp8_gemm_relative_efficiency;
+  // The block-scaled formats: fp8's relative efficiency times their own (docs/cost-model.md §Precision recipes).
+  if (low_precision) emax *= c.fp8_gemm_relative_efficiency;
+  if (dtype == hw::Dtype::mxfp8) emax *= c.mxfp8_gemm_relative_efficiency;
+  if (dtype == hw::Dtype::fp4) emax *= c.fp4_gemm_relative_efficiency;
   if (flops <= 0) return emax;
   // The half point stands for a GEMM's fixed time (F½/(peak·e_max)); fp32 runs on the CUDA cores at ~1/15 of the
   // tensor-core peak, so the same fixed time is ~1/15 of the FLOPs (fp32_gemm_half_flops, data/cost_constants.json).

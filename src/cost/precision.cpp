@@ -18,13 +18,14 @@ double bytes_field(const core::Json& r, std::string_view key, const core::JsonWh
   return v;
 }
 
-constexpr std::array<hw::Dtype, 5> kDtypes{hw::Dtype::fp32, hw::Dtype::tf32, hw::Dtype::fp16, hw::Dtype::bf16,
-                                           hw::Dtype::fp8};
+// The training dtypes; fp6 is a catalog peak only (cost::dtype_unsupported refuses it before any recipe is read).
+constexpr std::array<hw::Dtype, 7> kDtypes{hw::Dtype::fp32, hw::Dtype::tf32, hw::Dtype::fp16, hw::Dtype::bf16,
+                                           hw::Dtype::fp8,  hw::Dtype::mxfp8, hw::Dtype::fp4};
 
 std::size_t index_of(hw::Dtype d) {
   for (std::size_t i = 0; i < kDtypes.size(); ++i)
     if (kDtypes[i] == d) return i;
-  return 0;
+  throw core::InputError(fmt::format("dtype {} has no precision recipe (it is not a training dtype)", hw::to_string(d)));
 }
 
 }  // namespace

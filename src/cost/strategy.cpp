@@ -376,7 +376,25 @@ Strategy complete_strategy(Strategy s, const model::Model& m, const hw::Cluster&
     for (const auto& g : c.gpu_types)
       if (const std::string why = attention_unsupported(*s.attention, g, s.dtype); !why.empty())
         rule_error("fused attention needs an sm80+ GPU and a 16-bit dtype", why);
+  if (const std::string why = dtype_unsupported(s.dtype, c); !why.empty())
+    rule_error("a block-scaled dtype needs GPUs that run it", why);
   return s;
+}
+
+std::string dtype_unsupported(hw::Dtype dtype, const hw::Cluster& c) {
+  if (dtype == hw::Dtype::fp6)
+    return "dtype=fp6 is a catalog peak only: no engine strata exports to trains in FP6 (use mxfp8 or fp4)";
+  if (!hw::needs_native_support(dtype)) return {};
+  for (const auto& g : c.gpu_types) {
+    if (g.supports(dtype)) continue;
+    std::string with;
+    for (const auto& h : hw::builtin_catalog().gpus)
+      if (h.supports(dtype)) with += (with.empty() ? "" : ", ") + h.name;
+    return fmt::format("dtype={} but {} has no {} tensor cores (block-scaled formats do not fall back; GPUs with "
+                       "them: {}; use dtype=fp8 or bf16 here)",
+                       hw::to_string(dtype), g.name, hw::to_string(dtype), with.empty() ? "none in the catalog" : with);
+  }
+  return {};
 }
 
 }  // namespace strata::cost

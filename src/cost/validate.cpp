@@ -201,8 +201,8 @@ std::vector<SourceSummary> source_summaries(const std::vector<ValidationRow>& ro
       s.dataset = r.dataset;
       s.metric = r.dataset == "korthikanti_fig1" ? "par_opt_gib, activations_gib" : r.metric;
       const bool memory = r.dataset == "korthikanti_fig1" || r.dataset == detail::kSavedTensorsDataset ||
-                          r.dataset == detail::kTrainMemoryDataset;
-      const bool probe_time = r.dataset == detail::kTrainTimeDataset;  // issue 38: time ≤ 10 % mean
+                          detail::is_probe_memory(r.dataset);
+      const bool probe_time = detail::is_probe_time(r.dataset);  // issue 38: time ≤ 10 % mean
       s.target_mean_pct = r.dataset == "korthikanti_table5" ? 3 : memory ? 5 : probe_time ? 10 : 8;
       s.target_max_pct = r.dataset.rfind("korthikanti", 0) == 0 || memory || probe_time ? 0 : 15;
       out.push_back(s);
@@ -210,7 +210,7 @@ std::vector<SourceSummary> source_summaries(const std::vector<ValidationRow>& ro
     }
     add(*it, r);
     if (r.dataset.rfind("korthikanti", 0) != 0 && r.dataset != detail::kSavedTensorsDataset &&
-        r.dataset != detail::kTrainMemoryDataset && r.dataset != detail::kTrainTimeDataset)
+        !detail::is_probe_memory(r.dataset) && !detail::is_probe_time(r.dataset))
       add(overall, r);
   }
   for (const auto& sk : skipped)
@@ -246,6 +246,7 @@ ValidationReport validate_calibration(const CostConstants& k) {
   detail::public_rows(k, catalog, r.rows, r.skipped, {}, {}, &r.async_tp_speedup);
   detail::saved_tensor_rows(r.rows);
   detail::train_probe_rows(k, catalog, r.rows, r.skipped);
+  detail::blackwell_rows(k, catalog, r.rows, r.skipped);
   r.sources = source_summaries(r.rows, r.skipped);
   detail::measured_layer_rows(k, catalog, r.measured_layers);
   return r;
@@ -456,7 +457,7 @@ CostConstants fit_public_constants(const CostConstants& start) {
         fit_flash1_to_foundry_rows(fit_h100_to_public_rows(fit_eager_to_foundry_a100_rows(k)))));
   for (int round = 0; round < 3; ++round)
     k = fit_torchtitan_gpu_to_its_rows(fit_fp8_to_public_rows(fit_cudnn_to_nemo_rows(k)));
-  return fit_tp_overlap_to_async_rows(k);
+  return fit_blackwell_constants(fit_tp_overlap_to_async_rows(k));
 }
 
 CostConstants fit_tp_overlap_to_async_rows(const CostConstants& start) {

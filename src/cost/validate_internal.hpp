@@ -44,7 +44,28 @@ void saved_tensor_rows(std::vector<ValidationRow>& out);
 // part of the throughput overall. Runs that ran out of memory go to `skipped`, saying whether strata agrees.
 inline constexpr const char* kTrainMemoryDataset = "PyTorch training H100 (memory)";
 inline constexpr const char* kTrainTimeDataset = "PyTorch training H100 (time)";
+// The same loop on one H200 with gradient accumulation 1-8, torch.compile, fp32 and both sides of the memory limit
+// (data/calibration/gpu_train_h200_accum.json, issue 50 item 5); same targets.
+inline constexpr const char* kTrainH200MemoryDataset = "PyTorch training H200 accum (memory)";
+inline constexpr const char* kTrainH200TimeDataset = "PyTorch training H200 accum (time)";
+inline bool is_probe_memory(const std::string& d) { return d == kTrainMemoryDataset || d == kTrainH200MemoryDataset; }
+inline bool is_probe_time(const std::string& d) { return d == kTrainTimeDataset || d == kTrainH200TimeDataset; }
 void train_probe_rows(const CostConstants& k, const hw::Catalog& catalog, std::vector<ValidationRow>& out,
                       std::vector<SkippedRow>& skipped);
+
+// Dense Llama pre-training on Blackwell (Megatron-Bridge performance summaries, data/calibration/
+// megatron_bridge_perf.json: B200, B300, GB200, GB300 in fp8, mxfp8 and nvfp4) and on MI350X/MI355X (AMD's MLPerf
+// Training v5.1 results, data/calibration/amd_training_rows.json), tokens/s per GPU (validate_blackwell.cpp).
+inline constexpr const char* kBlackwellDataset = "megatron-bridge blackwell";
+inline constexpr const char* kAmdDataset = "amd mlperf";
+// Filters of the fits: GPU name prefix ("gb200", "mi35"), precision ("fp8" = per-tensor FP8, "mxfp8", "nvfp4").
+struct RowFilter {
+  std::string gpu;
+  std::string precision;
+};
+void blackwell_rows(const CostConstants& k, const hw::Catalog& catalog, std::vector<ValidationRow>& out,
+                    std::vector<SkippedRow>& skipped, const RowFilter& filter = {});
+// Mean absolute % error of the rows that pass `filter`.
+double blackwell_error(const CostConstants& k, const hw::Catalog& catalog, const RowFilter& filter);
 
 }  // namespace strata::cost::detail

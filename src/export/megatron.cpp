@@ -170,9 +170,20 @@ std::vector<std::string> megatron_arg_list(const model::Model& m, const cost::St
     add(a, "--data-parallel-sharding-strategy", s.zero_stage == 2 ? "optim_grads" : "optim_grads_params");
     add(a, "--ckpt-format", "fsdp_dtensor");  // Megatron-FSDP requires it (rule megatron_fsdp)
   }
-  if (s.dtype == hw::Dtype::bf16 || s.dtype == hw::Dtype::fp8) add(a, "--bf16");
+  const bool low = s.dtype == hw::Dtype::fp8 || s.dtype == hw::Dtype::mxfp8 || s.dtype == hw::Dtype::fp4;
+  if (s.dtype == hw::Dtype::bf16 || low) add(a, "--bf16");  // the non-GEMM work and the weights stay bf16
   if (s.dtype == hw::Dtype::fp16) add(a, "--fp16");
   if (s.dtype == hw::Dtype::fp8) add(a, "--fp8-format", "hybrid");
+  // MXFP8: E4M3 elements in forward and backward with TransformerEngine's MXFP8BlockScaling (Megatron's
+  // --fp8-recipe choices, shared/engines/megatron_args.json); NVFP4: --fp4-format e2m1 --fp4-recipe nvfp4.
+  if (s.dtype == hw::Dtype::mxfp8) {
+    add(a, "--fp8-format", "e4m3");
+    add(a, "--fp8-recipe", "mxfp8");
+  }
+  if (s.dtype == hw::Dtype::fp4) {
+    add(a, "--fp4-format", "e2m1");
+    add(a, "--fp4-recipe", "nvfp4");
+  }
   // The cost model overlaps the data-parallel gradient buckets with the backward pass (cost/stage.cpp).
   if (s.dp > 1) add(a, "--overlap-grad-reduce");
   return a;

@@ -23,7 +23,8 @@ const std::set<std::string> kValueFlags = {
     "--num-layers-per-virtual-pipeline-stage", "--pipeline-model-parallel-layout",
     "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers", "--micro-batch-size",
     "--global-batch-size", "--recompute-granularity", "--recompute-method", "--recompute-num-layers",
-    "--data-parallel-sharding-strategy", "--fp8-format", "--context-parallel-size", "--expert-model-parallel-size"};
+    "--data-parallel-sharding-strategy", "--fp8-format", "--context-parallel-size", "--expert-model-parallel-size",
+    "--fp8-recipe", "--fp4-format", "--fp4-recipe"};
 const std::set<std::string> kSwitches = {
     "--group-query-attention", "--swiglu", "--untie-embeddings-and-output-weights", "--disable-bias-linear",
     "--sequence-parallel", "--use-distributed-optimizer", "--use-megatron-fsdp", "--use-torch-fsdp2", "--bf16",
@@ -271,7 +272,9 @@ Imported import_megatron_args(std::string_view args, const std::string& origin) 
   } else if (f.has("--use-distributed-optimizer")) {
     s.zero_stage = 1;
   }
-  s.dtype = f.has("--fp8-format") ? hw::Dtype::fp8
+  s.dtype = f.has("--fp4-format")                                     ? hw::Dtype::fp4
+            : f.has("--fp8-format") && f.str("--fp8-recipe") == "mxfp8" ? hw::Dtype::mxfp8
+            : f.has("--fp8-format")                                     ? hw::Dtype::fp8
             : f.has("--bf16")     ? hw::Dtype::bf16
             : f.has("--fp16")     ? hw::Dtype::fp16
                                   : hw::Dtype::fp32;

@@ -92,8 +92,9 @@ std::string torchtitan_problem(const model::Model& m, const cost::Strategy& s) {
   if (s.recompute == model::Recompute::full && !s.recompute_early_stop)
     return "full recompute without early stop (torchtitan's full activation checkpointing is PyTorch's "
            "non-reentrant checkpoint, which stops the re-run early: earlystop=on)";
-  if (s.dtype == hw::Dtype::fp16 || s.dtype == hw::Dtype::tf32)
-    return fmt::format("the {} compute dtype (torchtitan: bfloat16 or float32, float8 converters)", hw::to_string(s.dtype));
+  if (s.dtype == hw::Dtype::fp16 || s.dtype == hw::Dtype::tf32 || s.dtype == hw::Dtype::fp4)
+    return fmt::format("the {} compute dtype (torchtitan: bfloat16 or float32, float8 and mx (MXFP8) converters; no "
+                       "NVFP4 converter at 238fa995)", hw::to_string(s.dtype));
   return "";
 }
 
@@ -128,6 +129,10 @@ std::string torchtitan_toml(const model::Model& m, const hw::Cluster& c, const c
     t += fmt::format("# '{}' is not a torchtitan llama3 flavor: register a flavor with this shape under that name\n", m.name);
   t += fmt::format("[model]\nname = \"llama3\"\nflavor = \"{}\"\n", flavor_of(m));
   if (fp8) t += "converters = [\"quantize.linear.float8\"]\n";
+  // MXFP8 through torchao's MX converter (torchtitan/config/job_config.py:768-784 @238fa995); the output projection
+  // stays bf16 by the converter's default filter_fqns = ["output"].
+  if (s.dtype == hw::Dtype::mxfp8)
+    t += "converters = [\"quantize.linear.mx\"]\n\n[quantize.linear.mx]\nrecipe_name = \"mxfp8_cublas\"\n";
   // pp = 1: one micro-batch per step, gradient accumulation gives m; pp > 1: the pipeline splits the local batch.
   const std::int64_t local = s.pp > 1 ? s.global_batch / s.dp : s.micro_batch;
   t += fmt::format("\n[training]\nlocal_batch_size = {}\nglobal_batch_size = {}\nseq_len = {}\n", local, s.global_batch, m.seq);

@@ -143,6 +143,7 @@ Imported import_torchtitan_toml(std::string_view text, const std::string& origin
   if (mod.j.contains("converters") && mod.j.at("converters").is_array())
     for (const auto& cv : mod.j.at("converters"))
       if (cv == "quantize.linear.float8" || cv == "float8") s.dtype = hw::Dtype::fp8;
+      else if (cv == "quantize.linear.mx" || cv == "mx") s.dtype = hw::Dtype::mxfp8;
   s.fp8_separate_casts = s.dtype == hw::Dtype::fp8;  // torchao float8: its own amax and cast kernels per operand
   return im;
 }

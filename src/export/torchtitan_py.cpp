@@ -47,7 +47,8 @@ std::string torchtitan_py_problem(const model::Model& m, const cost::Strategy& s
   if (registered_flavor(m).empty())
     return fmt::format("model {} (the current torchtitan config starts from a registered llama3 recipe: "
                        "llama3-8b, llama3-70b, llama3-405b)", m.name);
-  if (s.dtype == hw::Dtype::fp8) return "fp8 (the current format's float8 converters are not written yet)";
+  if (s.dtype == hw::Dtype::fp8 || s.dtype == hw::Dtype::mxfp8)
+    return fmt::format("{} (the current format's float8 and mx converters are not written yet)", hw::to_string(s.dtype));
   // b5bcd76c always applies FSDP's mixed-precision policy (llama3/parallelize.py apply_fsdp_to_decoder, also
   // with shard degree 1) and has no DDP path, so the TOML era's DDP and fp32 rules do not apply; cp still
   // shards over dp_shard·cp.

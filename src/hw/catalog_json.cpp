@@ -173,7 +173,7 @@ std::optional<std::vector<std::vector<double>>> bw_matrix_from_json(const Json& 
 
 NodeSpec node_from_json(const Json& j, const JsonWhere& where, const Catalog& catalog, bool require_source) {
   check_keys(j, {"name", "gpu", "gpus", "intra_link", "nics", "nic_link", "intra_bw_matrix",
-                 "intra_bw_matrix_gb_per_s", "cpu_cores", "source"},
+                 "intra_bw_matrix_gb_per_s", "cpu_cores", "gpus_per_host", "source"},
              where);
   NodeSpec n;
   n.name = required_name(j, where);
@@ -190,6 +190,17 @@ NodeSpec node_from_json(const Json& j, const JsonWhere& where, const Catalog& ca
   if (const auto cores = core::opt_positive_int(j, "cpu_cores", where)) {
     if (*cores > 65536) core::fail(where.field("cpu_cores"), fmt::format("at most 65536 cores per node, got {}", *cores));
     n.cpu_cores = static_cast<int>(*cores);
+  }
+  if (const auto per_host = core::opt_positive_int(j, "gpus_per_host", where)) {
+    if (*per_host > n.gpus || n.gpus % *per_host != 0) {
+      std::string valid;
+      for (int d = 1; d <= n.gpus; ++d)
+        if (n.gpus % d == 0) valid += (valid.empty() ? "" : ", ") + std::to_string(d);
+      core::fail(where.field("gpus_per_host"),
+                 fmt::format("{} does not divide the node's {} GPUs into whole hosts (valid: {})", *per_host, n.gpus,
+                             n.gpus > 4096 ? std::string("a divisor of gpus") : valid));
+    }
+    n.gpus_per_host = static_cast<int>(*per_host);
   }
   n.source = source_of(j, where, require_source);
   return n;
@@ -255,6 +266,7 @@ core::OrderedJson to_json(const NodeSpec& n) {
   j["nic_link"] = n.nic_link;
   if (n.intra_bw_matrix) j["intra_bw_matrix"] = *n.intra_bw_matrix;
   if (n.cpu_cores > 0) j["cpu_cores"] = n.cpu_cores;
+  if (n.gpus_per_host > 0) j["gpus_per_host"] = n.gpus_per_host;
   j["source"] = n.source;
   return j;
 }

@@ -122,6 +122,7 @@ void add_nodes(Cluster& c, const NodeSpec& spec, int count, const Catalog& catal
     n.nic = nic;
     n.intra_bw_matrix = spec.intra_bw_matrix;
     n.cpu_cores = spec.cpu_cores;
+    n.gpus_per_host = spec.gpus_per_host;
     c.has_oversubscribed_cpu_node = c.has_oversubscribed_cpu_node || (n.cpu_cores > 0 && n.num_devices > n.cpu_cores);
     n.first_nic = c.nodes.empty() ? 0 : c.nodes.back().first_nic + c.nodes.back().nics;
     n.rack = c.nodes_per_rack > 0 ? n.id / c.nodes_per_rack : 0;

@@ -311,6 +311,40 @@ double total_peak_flops(const Cluster& c, Dtype dt) {
   return total;
 }
 
+std::vector<TierRow> tier_rows(const Cluster& c) {
+  std::vector<TierRow> out;
+  for (const auto& n : c.nodes) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const TierRow& r) {
+      return r.node_type == n.node_type && r.domain_gpus == n.num_devices && r.domain_link == n.intra.name &&
+             r.nics == n.nics && r.nic_link == n.nic.name;
+    });
+    if (it != out.end()) {
+      ++it->nodes;
+      continue;
+    }
+    TierRow r;
+    r.node_type = n.node_type;
+    r.nodes = 1;
+    r.gpus_per_host = n.gpus_per_host > 0 ? n.gpus_per_host : n.num_devices;
+    r.hosts = n.num_devices / std::max(1, r.gpus_per_host);
+    r.domain_gpus = n.num_devices;
+    r.domain_link = n.intra_bw_matrix ? "custom matrix" : n.intra.name;
+    r.domain_bw_bytes_per_s = n.intra.bw_bytes_per_s;
+    if (n.intra_bw_matrix) {
+      r.domain_bw_bytes_per_s = kInf;
+      for (int i = 0; i < n.num_devices; ++i)
+        for (int k = i + 1; k < n.num_devices; ++k)
+          r.domain_bw_bytes_per_s = std::min(r.domain_bw_bytes_per_s, pair_bw(*n.intra_bw_matrix, i, k));
+      if (n.num_devices < 2) r.domain_bw_bytes_per_s = 0;
+    }
+    r.nic_link = n.nic.name;
+    r.nics = n.nics;
+    r.nic_bw_per_gpu_bytes_per_s = n.nic.bw_bytes_per_s * n.nics / std::max(1, n.num_devices);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 std::vector<LinkClass> link_classes(const Cluster& c) {
   // Keyed by (scope order, first appearance) so the output order is deterministic.
   std::vector<LinkClass> out;

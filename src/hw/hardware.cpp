@@ -18,17 +18,23 @@ std::string_view to_string(Dtype d) {
     case Dtype::fp16: return "fp16";
     case Dtype::bf16: return "bf16";
     case Dtype::fp8: return "fp8";
+    case Dtype::mxfp8: return "mxfp8";
+    case Dtype::fp6: return "fp6";
+    case Dtype::fp4: return "fp4";
   }
   return "fp32";
 }
 
+bool needs_native_support(Dtype d) { return d == Dtype::mxfp8 || d == Dtype::fp6 || d == Dtype::fp4; }
+
 Dtype parse_dtype(std::string_view text, const std::string& where) {
   const std::string t = core::to_lower(text);
-  for (Dtype d : {Dtype::fp32, Dtype::tf32, Dtype::fp16, Dtype::bf16, Dtype::fp8}) {
+  for (Dtype d : kAllDtypes) {
     if (t == to_string(d)) return d;
   }
-  throw core::InputError(
-      fmt::format("{}: unknown dtype '{}' (valid: fp32, tf32, fp16, bf16, fp8)", where, std::string(text)));
+  if (t == "nvfp4") return Dtype::fp4;  // NVIDIA's name for its block-scaled 4-bit recipe
+  throw core::InputError(fmt::format("{}: unknown dtype '{}' (valid: fp32, tf32, fp16, bf16, fp8, mxfp8, fp6, fp4)",
+                                     where, core::printable(std::string(text))));
 }
 
 double dtype_bytes(Dtype d) {
@@ -36,6 +42,11 @@ double dtype_bytes(Dtype d) {
     case Dtype::fp32: case Dtype::tf32: return 4;
     case Dtype::fp16: case Dtype::bf16: return 2;
     case Dtype::fp8: return 1;
+    // OCP Microscaling spec v1.0 (2023) §5: one 8-bit E8M0 scale per block of 32 elements.
+    case Dtype::mxfp8: return 1.0 + 1.0 / 32;
+    case Dtype::fp6: return 0.75 + 1.0 / 32;
+    // NVFP4 (NVIDIA, "Pretraining LLMs with NVFP4", arXiv 2509.25149 §2): one E4M3 scale per 16 elements.
+    case Dtype::fp4: return 0.5 + 1.0 / 16;
   }
   return 4;
 }
@@ -49,6 +60,9 @@ Dtype GpuSpec::runs_as(Dtype d) const {
   };
   if (get(d) > 0) return d;
   switch (d) {
+    case Dtype::mxfp8: case Dtype::fp6: case Dtype::fp4:
+      if (get(Dtype::fp8) > 0) return Dtype::fp8;
+      [[fallthrough]];
     case Dtype::fp8:
       if (get(Dtype::bf16) > 0 || get(Dtype::fp16) > 0)
         return get(Dtype::fp16) > get(Dtype::bf16) ? Dtype::fp16 : Dtype::bf16;

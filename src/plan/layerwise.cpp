@@ -450,6 +450,8 @@ std::vector<std::int64_t> auto_batch_sizes(std::int64_t max_gbs) {
 LayerwisePlan plan_layerwise(const model::Model& m, const hw::Cluster& c, const LayerwiseOptions& opt) {
   const auto t0 = std::chrono::steady_clock::now();
   if (opt.memory_units < 8) throw core::InputError("plan: layerwise memory units must be >= 8");
+  if (const std::string why = cost::dtype_unsupported(opt.dtype, c); !why.empty())
+    throw core::InputError("plan: --dtype: " + why);
   LayerwisePlan best;
   const std::vector<std::int64_t> batches =
       opt.global_batch > 0 ? std::vector<std::int64_t>{opt.global_batch} : auto_batch_sizes(opt.max_global_batch);

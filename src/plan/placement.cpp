@@ -218,6 +218,35 @@ std::string placement_summary(const hw::Cluster& c, const cost::Strategy& s) {
   return out;
 }
 
+std::string group_tiers_summary(const hw::Cluster& c, const cost::Strategy& s) {
+  const auto views = cost::stage_views(s, c);
+  if (views.empty() || views.front().devices.empty()) return "";
+  const auto& v = views.front();
+  const int tpcp = v.tp * v.cp;
+  auto nodes_of = [&](auto first, int count, int stride) {
+    std::vector<int> nodes;
+    for (int i = 0; i < count; ++i) nodes.push_back(c.devices[v.devices[first + i * stride]].node);
+    std::sort(nodes.begin(), nodes.end());
+    return static_cast<int>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
+  };
+  const hw::Node& n0 = c.nodes[c.devices[v.devices[0]].node];
+  const std::string domain = c.bw_matrix ? "node" : fmt::format("{} domain ({} GPUs)", n0.intra.name, n0.num_devices);
+  auto where = [&](int nodes) { return nodes == 1 ? "inside one " + domain : fmt::format("across {} nodes", nodes); };
+  std::vector<std::string> parts;
+  if (tpcp > 1) {
+    const std::string name = v.cp > 1 ? fmt::format("tp {} x cp {}", v.tp, v.cp) : fmt::format("tp {}", v.tp);
+    parts.push_back(name + " " + where(nodes_of(0, tpcp, 1)));
+  }
+  if (v.dp > 1) parts.push_back(fmt::format("dp {} {}", v.dp, where(nodes_of(0, v.dp, tpcp))));
+  if (views.size() > 1) {
+    bool crosses = false;
+    for (std::size_t i = 1; i < views.size() && !crosses; ++i)
+      crosses = c.devices[views[i].devices[0]].node != c.devices[views[i - 1].devices[0]].node;
+    parts.push_back(fmt::format("pp {} {}", views.size(), crosses ? "across nodes" : "inside one node"));
+  }
+  return parts.empty() ? "one device" : core::join(parts, "; ");
+}
+
 std::string device_ranges(std::span<const int> devices) {
   std::string out;
   for (std::size_t i = 0; i < devices.size();) {

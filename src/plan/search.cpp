@@ -537,6 +537,8 @@ PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& 
   check_global_batch(m, opt.global_batch);
   if (opt.top_k < 1) throw core::InputError("plan: --top must be >= 1");
   if (opt.threads < 1) throw core::InputError("plan: --threads must be >= 1");
+  if (const std::string why = cost::dtype_unsupported(opt.dtype, c); !why.empty())
+    throw core::InputError("plan: --dtype: " + why);
   PlanResult res;
   detail::Rejections rej;
   const detail::LayerIndex li = detail::index_layers(m);

@@ -349,6 +349,8 @@ StageSearchResult search_per_stage(const model::Model& m, const hw::Cluster& c, 
   if (opt.global_batch < 1) throw core::InputError("--gbs: required (global batch size)");
   if (opt.schedule == cost::Schedule::interleaved)
     throw core::InputError("--schedule: interleaved is not a per-stage schedule (gpipe, 1f1b, pipedream, 2bw)");
+  if (const std::string why = cost::dtype_unsupported(opt.dtype, c); !why.empty())
+    throw core::InputError("plan: --dtype: " + why);
   std::vector<std::int64_t> mbss = opt.micro_batches;
   if (mbss.empty())
     for (std::int64_t b : {1, 2, 4, 8})

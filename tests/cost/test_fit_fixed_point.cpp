@@ -20,7 +20,9 @@ void expect_same_fitted_values(const cost::CostConstants& want, const cost::Cost
   EXPECT_DOUBLE_EQ(got.cudnn_attention_efficiency, want.cudnn_attention_efficiency) << fit;
   EXPECT_DOUBLE_EQ(got.fp8_gemm_relative_efficiency, want.fp8_gemm_relative_efficiency) << fit;
   EXPECT_DOUBLE_EQ(got.tp_async_overlap_slowdown, want.tp_async_overlap_slowdown) << fit;
-  for (const char* gpu : {"h100-sxm", "h200", "h100-sxm-96gb-500w"})
+  EXPECT_DOUBLE_EQ(got.mxfp8_gemm_relative_efficiency, want.mxfp8_gemm_relative_efficiency) << fit;
+  EXPECT_DOUBLE_EQ(got.fp4_gemm_relative_efficiency, want.fp4_gemm_relative_efficiency) << fit;
+  for (const char* gpu : {"h100-sxm", "h200", "h100-sxm-96gb-500w", "b200", "gb200", "gb300", "b300", "mi355x"})
     EXPECT_DOUBLE_EQ(cost::gpu_compute_factor(got, gpu), cost::gpu_compute_factor(want, gpu)) << fit << " " << gpu;
   for (const char* gpu : {"h100-sxm", "h200"})
     EXPECT_DOUBLE_EQ(cost::attention_gpu_factor(got, model::AttentionKernel::flash, gpu),
@@ -40,4 +42,13 @@ TEST(FitFixedPoint, EveryPublicRowFitReturnsTheDataFilesValues) {
   expect_same_fitted_values(k, cost::fit_cudnn_to_nemo_rows(k), "cudnn");
   expect_same_fitted_values(k, cost::fit_fp8_to_public_rows(k), "fp8");
   expect_same_fitted_values(k, cost::fit_tp_overlap_to_async_rows(k), "async-TP slowdown");
+}
+
+TEST(FitFixedPoint, EveryBlackwellAndMi3xxFitReturnsTheDataFilesValues) {
+  const auto& k = cost::builtin_constants();
+  for (const char* gpu : {"b200", "gb200", "gb300"})
+    expect_same_fitted_values(k, cost::fit_blackwell_gpu_to_bridge_rows(k, gpu), std::string("factor ") + gpu);
+  expect_same_fitted_values(k, cost::fit_mxfp8_to_bridge_rows(k), "mxfp8");
+  expect_same_fitted_values(k, cost::fit_fp4_to_bridge_rows(k), "nvfp4");
+  expect_same_fitted_values(k, cost::fit_cdna4_to_mlperf_rows(k), "cdna4 factor");
 }

@@ -35,7 +35,7 @@ TEST(PrecisionRecipes, BadFilesAreInputErrors) {
                 .find("weight_bytes_per_param"),
             std::string::npos);
   bad = recipe;
-  bad["dtype"] = "fp4";
+  bad["dtype"] = "fp2";  // not a dtype (fp4 is one since the block-scaled formats)
   EXPECT_NE(cost_test::error_of([&] { recipes_from_json({{"recipes", {bad}}}, "r.json"); }), "");
 }
 

@@ -37,6 +37,11 @@ struct CostConstants {
   // data/cost_constants.json). Relative to the curve × the GPU's factor, which on the H100 also carries the bf16
   // stacks' non-GEMM slowness, so the fit may exceed 1 (up to 2, where curve × factor × it stays below peak).
   double fp8_gemm_relative_efficiency = 0.65;
+  // The block-scaled formats relative to fp8 (issue 47): an MXFP8 GEMM reaches fp8's efficiency × this at the mxfp8
+  // peak, an NVFP4 GEMM fp8's × fp4_gemm_relative_efficiency at the fp4 peak (fitted to the Megatron-Bridge
+  // Blackwell rows, data/cost_constants.json; 1 = as fp8 when a constants file leaves them out).
+  double mxfp8_gemm_relative_efficiency = 1.0;
+  double fp4_gemm_relative_efficiency = 1.0;
   // Achievable fraction of peak of a fused flash-attention kernel (forward and backward alike), its own
   // size-independent value instead of the GEMM curve (docs/cost-model.md §Attention kernel).
   double flash_attention_efficiency = 0.5;

@@ -172,6 +172,9 @@ Strategy complete_strategy(Strategy s, const model::Model& m, const hw::Cluster&
 model::AttentionKernel attention_kernel_for(const Strategy& s, const hw::GpuSpec& gpu);
 // Why `kernel` cannot run on `gpu` with training dtype `dtype` (one line naming the rule, for the validity error),
 // or "" when it can.
+// Why `dtype` cannot train on the cluster ("" when it can): fp6 is a catalog peak only; mxfp8 and fp4 need every
+// GPU type to list them (no fallback for block-scaled formats); the message names the GPUs that have them.
+std::string dtype_unsupported(hw::Dtype dtype, const hw::Cluster& c);
 std::string attention_unsupported(model::AttentionKernel kernel, const hw::GpuSpec& gpu,
                                   hw::Dtype dtype = hw::Dtype::bf16);
 

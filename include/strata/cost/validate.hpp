@@ -83,6 +83,15 @@ CostConstants fit_eager_to_foundry_a100_rows(const CostConstants& start);
 // its Hopper factor and torchtitan's GPU factor, cudnn with fp8 and torchtitan's GPU factor, then the async-TP
 // slowdown again), starting from constants already fitted to Table 5.
 CostConstants fit_public_constants(const CostConstants& start);
+// Issue 47 (cost/validate_blackwell.cpp): the Blackwell GPU factors (b200, gb200, gb300; b300 takes gb300's) on
+// their per-tensor fp8 Megatron-Bridge rows, the MXFP8 and NVFP4 GEMM efficiencies on their rows, the CDNA 4
+// factor (mi35*) on AMD's two MLPerf pre-training rows; fit_blackwell_constants alternates them (run last by
+// fit_public_constants: no other fit sees these rows).
+CostConstants fit_blackwell_gpu_to_bridge_rows(const CostConstants& start, const std::string& gpu);
+CostConstants fit_mxfp8_to_bridge_rows(const CostConstants& start);
+CostConstants fit_fp4_to_bridge_rows(const CostConstants& start);
+CostConstants fit_cdna4_to_mlperf_rows(const CostConstants& start);
+CostConstants fit_blackwell_constants(const CostConstants& start);
 // Fits tp_async_overlap_slowdown (overlap=async) alone to the async-TP rows of the public training rows: the mean absolute % error of
 // their predicted speedup over the vanilla-TP twin (grid 1.00..3.00, step 0.01); the other constants are kept.
 CostConstants fit_tp_overlap_to_async_rows(const CostConstants& start);

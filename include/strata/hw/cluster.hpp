@@ -34,6 +34,7 @@ struct Node {
   std::optional<std::vector<std::vector<double>>> intra_bw_matrix;  // local×local bytes/s
   int first_nic = 0;               // global index of the node's first NIC (NICs numbered node-major)
   int cpu_cores = 0;               // CPU cores its devices share (NodeSpec::cpu_cores); 0 = not shared
+  int gpus_per_host = 0;           // NodeSpec::gpus_per_host: hosts (trays) inside this NVLink domain; 0 = one
 };
 
 struct Cluster {
@@ -134,6 +135,22 @@ struct LinkClass {
   int nodes = 0;                    // nodes using it
 };
 std::vector<LinkClass> link_classes(const Cluster& c);
+// The three tiers of each kind of node, in order of first appearance: hosts (CPU trays) inside the scale-up domain,
+// the domain itself (the node: its GPUs and their NVLink/Infinity Fabric link) and the network (its NICs). An
+// NVL72 rack is one node of 72 GPUs on 18 hosts; an HGX node one host of 8 (docs/clusters.md §NVLink domains).
+struct TierRow {
+  std::string node_type;
+  int nodes = 0;                    // nodes of this kind
+  int gpus_per_host = 0;            // GPUs on one host (the node's GPUs when it has one host)
+  int hosts = 1;                    // hosts per node
+  int domain_gpus = 0;              // GPUs in one scale-up domain (the node)
+  std::string domain_link;          // intra-node link name ("custom matrix" with an intra matrix)
+  double domain_bw_bytes_per_s = 0; // one direction, per GPU (the link's; the slowest pair with a matrix)
+  std::string nic_link;
+  int nics = 0;                     // NICs per node
+  double nic_bw_per_gpu_bytes_per_s = 0;  // the node's NIC bandwidth divided over its GPUs
+};
+std::vector<TierRow> tier_rows(const Cluster& c);
 // `strata clusters --show SPEC --json` (and the Python API's Cluster.to_dict()): size, GPU types, totals, nodes
 // and link classes. hw/catalog_listing.cpp.
 nlohmann::ordered_json cluster_summary_json(const Cluster& c);

@@ -12,12 +12,23 @@
 
 namespace strata::hw {
 
-enum class Dtype { fp32, tf32, fp16, bf16, fp8 };
+// Training dtypes (the precision recipe of data/precision_recipes.json picks what each means for memory and time)
+// and catalog-only formats. fp8: per-tensor scaled FP8 (Hopper and newer); mxfp8: OCP MX block-scaled FP8 (32
+// elements share an E8M0 scale; Blackwell, MI35x); fp4: block-scaled 4-bit E2M1 (NVFP4: 16 elements share an E4M3
+// scale, plus a per-tensor fp32 scale; Blackwell); fp6: a catalog peak only (no engine trains in FP6).
+enum class Dtype { fp32, tf32, fp16, bf16, fp8, mxfp8, fp6, fp4 };
+inline constexpr Dtype kAllDtypes[] = {Dtype::fp32, Dtype::tf32, Dtype::fp16, Dtype::bf16,
+                                       Dtype::fp8,  Dtype::mxfp8, Dtype::fp6, Dtype::fp4};
 std::string_view to_string(Dtype d);
-// Parses "fp32", "tf32", "fp16", "bf16", "fp8"; InputError naming `where` otherwise.
+// Parses "fp32", "tf32", "fp16", "bf16", "fp8", "mxfp8", "fp6", "fp4" (also "nvfp4" for fp4); InputError naming
+// `where` and the valid names otherwise.
 Dtype parse_dtype(std::string_view text, const std::string& where);
-// Bytes of one element of this dtype (tf32 is stored as 4 bytes).
+// Bytes of one element of this dtype (tf32 is stored as 4 bytes; block-scaled formats include their scales:
+// mxfp8 1 + 1/32, fp6 0.75 + 1/32, fp4 0.5 + 1/16).
 double dtype_bytes(Dtype d);
+// The block-scaled formats (mxfp8, fp6, fp4) run only on a GPU that lists them: no fallback, a plan in them on a
+// GPU without them is refused (cost::complete_strategy; docs/hardware.md §The peak fallback rule).
+bool needs_native_support(Dtype d);
 
 struct GpuSpec {
   std::string name;                       // catalog key, lower-case: "a100-80gb", "v100-16gb", "t4", "cpu"
@@ -28,7 +39,8 @@ struct GpuSpec {
   std::map<Dtype, double> peak_flops;     // dense peak FLOP/s per supported dtype (fp32 always present)
   std::string source;                     // citation
   // Peak FLOP/s for `d`; when the type lacks `d` (e.g. fp8 on A100, bf16 on V100) falls back to the best
-  // supported lower precision path in the order fp8→fp16/bf16→tf32→fp32 (documented in docs/hardware.md):
+  // supported lower precision path in the order fp8→fp16/bf16→tf32→fp32 (documented in docs/hardware.md; the
+  // block-scaled mxfp8/fp6/fp4 fall back the way fp8 does here, but a strategy in them is refused on such a GPU):
   //   fp8 → max(bf16, fp16) → tf32 → fp32;  bf16 → fp16 → tf32 → fp32;  fp16 → bf16 → tf32 → fp32;
   //   tf32 → fp32.  fp32 is required of every type, so the chain always ends.
   double peak(Dtype d) const;
@@ -63,6 +75,12 @@ struct NodeSpec {
   // cpu-local cluster that `strata profile` writes); 0 = every device computes on its own (GPUs). When the node
   // runs more ranks than cores, the cost model bounds its compute throughput by the cores (cost/host.hpp).
   int cpu_cores = 0;
+  // GPUs per host (CPU tray) inside the node. strata's node is the scale-up domain: the GPUs that reach each other
+  // over NVLink / Infinity Fabric (8 in an HGX or MI3xx node; 72 in a GB200/GB300 NVL72 rack, 18 trays of 4). The
+  // hosts do not change GPU↔GPU bandwidth (the NVLink switches join every GPU of the domain at the same rate);
+  // they are the third tier `describe` shows. 0 = one host holds all the node's GPUs. Must divide `gpus`.
+  int gpus_per_host = 0;
+  int hosts() const { return gpus_per_host > 0 ? gpus / gpus_per_host : 1; }
 };
 
 struct Catalog {

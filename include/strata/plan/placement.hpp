@@ -48,6 +48,11 @@ std::string device_ranges(std::span<const int> devices);
 // Where each stage of a complete strategy (either form) runs, compactly: "stage 0 a100 devices 0-63; stage 1 h100
 // devices 64-127" (device_ranges of its rank order). What the CLI prints instead of a one-id-per-device `place=`.
 std::string placement_ranges(const hw::Cluster& c, const cost::Strategy& s);
+// Where the first stage's parallel groups sit in the cluster's tiers (a complete uniform strategy): its tp group,
+// tp·cp group and dp group each "inside one node" (the scale-up domain: NVLink / Infinity Fabric) or "across N
+// nodes" (the network), and whether pipeline boundaries cross the network. One line for `strata plan`, e.g. "tp 4 x
+// cp 2 inside one nvlink5 domain (72 GPUs); dp 9 across 9 domains; pp 2 across domains".
+std::string group_tiers_summary(const hw::Cluster& c, const cost::Strategy& s);
 // The GPU type index of each stage (−1 when its devices span types).
 std::vector<int> stage_gpu_types(const hw::Cluster& c, const cost::Strategy& s);
 
