@@ -2,7 +2,8 @@
 // and heterogeneous model, GPT-3 175B on 1024 A100s, Megatron 1T on 1536 A100s + 1536 H100s) × threads {1, 2}.
 // Prints wall time, process CPU time, configurations, estimates and the best plan's time; the same best plan
 // for every thread count is checked (exit 1 otherwise). Targets (docs/planner.md): AMP ≤ 50 ms, gpt3-175b ≤ 1 s,
-// megatron-1t ≤ 5 s on one core.
+// megatron-1t ≤ 5 s on one core; issue 47's 2025-26 clusters (llama3-405b, gbs 2048, on 16 GB200 NVL72 racks, 64
+// HGX B200 nodes and 32 MI355X nodes) ≤ 0.5 s each.
 #include <fmt/format.h>
 
 #include <chrono>
@@ -40,6 +41,9 @@ int main(int argc, char** argv) {
       {"amp-transgan", "p3.8xlarge:4", 64, "50 ms"},
       {"gpt3-175b", "dgx-a100:128", 1536, "1 s"},
       {"megatron-1t", "dgx-a100:192+dgx-h100:192", 3072, "5 s"},
+      {"llama3-405b", "gb200-nvl72:16", 2048, "0.5 s"},
+      {"llama3-405b", "b200:64", 2048, "0.5 s"},
+      {"llama3-405b", "mi355x:32", 2048, "0.5 s"},
   };
   const int repeats = argc > 1 ? std::max(1, std::atoi(argv[1])) : 3;
   const auto catalog = strata::hw::builtin_catalog();

@@ -222,6 +222,7 @@ def estimate(model: ModelLike, cluster: ClusterLike, strategy: Optional[Strategy
              attention: StrategyKeyValue = ..., overlap: StrategyKeyValue = ..., elementwise: StrategyKeyValue = ...,
              loss: StrategyKeyValue = ...,
              fp8_cast: StrategyKeyValue = ..., cp: StrategyKeyValue = ..., optim: StrategyKeyValue = ..., grads: StrategyKeyValue = ...,
+             gradbuf: StrategyKeyValue = ..., lpweights: StrategyKeyValue = ..., offload: StrategyKeyValue = ...,
              stages: StrategyKeyValue = ..., layers: StrategyKeyValue = ...) -> Estimate: ...
 def plan(model: ModelLike, cluster: ClusterLike, gbs: Union[int, str], *, seq: Optional[int] = ..., top: int = ...,
          space: str = ..., placement: str = ..., threads: int = ..., max_tp: int = ..., max_pp: int = ...,

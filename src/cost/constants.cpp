@@ -72,8 +72,8 @@ CostConstants constants_from_json(const nlohmann::json& j, const std::string& or
     c.fp8_gemm_relative_efficiency = value_of(cj, "fp8_gemm_relative_efficiency", w, 0.01, 2.0);
   if (core::has_field(cj, "mxfp8_gemm_relative_efficiency"))
     c.mxfp8_gemm_relative_efficiency = value_of(cj, "mxfp8_gemm_relative_efficiency", w, 0.01, 2.0);
-  if (core::has_field(cj, "fp4_gemm_relative_efficiency"))
-    c.fp4_gemm_relative_efficiency = value_of(cj, "fp4_gemm_relative_efficiency", w, 0.01, 2.0);
+  if (core::has_field(cj, "fp4_gemm_gpu_efficiency"))
+    c.fp4_gemm_gpu_efficiency = gpu_factor_map(cj, "fp4_gemm_gpu_efficiency", w);
   if (core::has_field(cj, "flash_attention_efficiency"))
     c.flash_attention_efficiency = value_of(cj, "flash_attention_efficiency", w, 0.01, 1.0);
   if (core::has_field(cj, "flash1_attention_efficiency"))
@@ -137,7 +137,8 @@ nlohmann::ordered_json to_json(const CostConstants& c) {
   j["efficient_attention_efficiency"] = c.efficient_attention_efficiency;
   j["fp8_gemm_relative_efficiency"] = c.fp8_gemm_relative_efficiency;
   j["mxfp8_gemm_relative_efficiency"] = c.mxfp8_gemm_relative_efficiency;
-  j["fp4_gemm_relative_efficiency"] = c.fp4_gemm_relative_efficiency;
+  j["fp4_gemm_gpu_efficiency"] = nlohmann::ordered_json::object();
+  for (const auto& [gpu, v] : c.fp4_gemm_gpu_efficiency) j["fp4_gemm_gpu_efficiency"][gpu] = v;
   j["gpu_compute_efficiency"] = nlohmann::ordered_json::object();
   for (const auto& [gpu, v] : c.gpu_compute_efficiency) j["gpu_compute_efficiency"][gpu] = v;
   j["ampere_attention_gpu_efficiency"] = nlohmann::ordered_json::object();
@@ -174,7 +175,7 @@ double gemm_efficiency(const CostConstants& c, double flops, hw::Dtype dtype) {
   // The block-scaled formats: fp8's relative efficiency times their own (docs/cost-model.md §Precision recipes).
   if (low_precision) emax *= c.fp8_gemm_relative_efficiency;
   if (dtype == hw::Dtype::mxfp8) emax *= c.mxfp8_gemm_relative_efficiency;
-  if (dtype == hw::Dtype::fp4) emax *= c.fp4_gemm_relative_efficiency;
+
   if (flops <= 0) return emax;
   // The half point stands for a GEMM's fixed time (F½/(peak·e_max)); fp32 runs on the CUDA cores at ~1/15 of the
   // tensor-core peak, so the same fixed time is ~1/15 of the FLOPs (fp32_gemm_half_flops, data/cost_constants.json).
@@ -189,6 +190,10 @@ double flash_attention_time(const CostConstants& c, model::AttentionKernel kerne
                      : kernel == model::AttentionKernel::efficient ? c.efficient_attention_efficiency
                                                                 : c.flash_attention_efficiency;
   return flops / (peak_flops * eff);
+}
+
+double fp4_gemm_gpu_factor(const CostConstants& c, std::string_view gpu_name) {
+  return prefix_factor(c.fp4_gemm_gpu_efficiency, gpu_name);
 }
 
 double gpu_compute_factor(const CostConstants& c, std::string_view gpu_name) {

@@ -99,7 +99,7 @@ LayerwiseStageSums cost_stage(const model::Model& m, const hw::Cluster& c, const
     cs.activation_bytes += lc.activation_bytes;
     cs.max_recomputed_bytes = std::max(cs.max_recomputed_bytes, lc.recomputed_bytes);
     cs.params_per_device += lc.params_per_device;
-    sums.add(lc, model::is_embedding(m.layers[li].kind));
+    sums.add(lc, model::is_embedding(m.layers[li].kind), model::is_attention_block(m.layers[li].kind));
     se.compute_s += lc.fwd_compute_s + lc.bwd_compute_s;
     se.tp_comm_s += lc.tp_comm_fwd_s + lc.tp_comm_bwd_s + lc.zero3_comm_s + transform_s;
     se.zero3_busy_s += lc.zero3_busy_s;

@@ -116,8 +116,13 @@ MemoryBreakdown stage_memory(const StageContext& ctx, int stage, const StageSums
   mb.weights_bytes = (sums.weight_bytes + sw) * versions;
   mb.gradients_bytes = sums.grad_bytes + sg;
   mb.optimizer_bytes = sums.optimizer_bytes + (shared - sw - sg);
-  mb.activations_bytes =
-      sums.activation_bytes * in_flight_micro_batches(s.schedule, s.pp, stage, s.num_micro_batches(), s.virtual_stages);
+  // offload=N (Megatron's CPU offloading, pp = 1): N blocks' activations wait in host memory for their backward.
+  const double offloaded = s.activation_offload_layers > 0 && sums.blocks > 0
+                               ? std::min(s.activation_offload_layers, sums.blocks) * sums.block_activation_bytes /
+                                     sums.blocks
+                               : 0.0;
+  mb.activations_bytes = (sums.activation_bytes - offloaded) *
+                         in_flight_micro_batches(s.schedule, s.pp, stage, s.num_micro_batches(), s.virtual_stages);
   mb.buffers_bytes = (s.zero_stage >= 3 && s.dp > 1) ? 2.0 * sums.max_unsharded_weight_bytes : 0.0;
   // The backward of a recomputed layer re-materialises what its recompute mode dropped while the stage still
   // holds every in-flight micro-batch (the first backward follows the last warm-up forward): one layer at a time.

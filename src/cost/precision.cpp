@@ -8,6 +8,7 @@
 #include "strata/core/data.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/json.hpp"
+#include "strata/cost/strategy.hpp"
 
 namespace strata::cost {
 namespace {
@@ -88,6 +89,13 @@ const PrecisionRecipe& precision_recipe(hw::Dtype d) {
     return t;
   }();
   return table[index_of(d)];
+}
+
+PrecisionRecipe effective_recipe(const Strategy& s) {
+  PrecisionRecipe r = precision_recipe(s.dtype);
+  if (s.grad_buffer_bf16) r.grad_bytes_per_param = 2;  // Megatron --grad-reduce-in-bf16: a bf16 main-grad buffer
+  if (s.low_precision_weights) r.weight_bytes_per_param = hw::dtype_bytes(s.dtype);  // --fp8/fp4-param-gather
+  return r;
 }
 
 CostConstants with_recipe(const CostConstants& k, const PrecisionRecipe& r) {

@@ -187,7 +187,11 @@ static bool autocast_weight_casts(const model::LayerQuery& q, const Strategy& s)
   return q.eager_elementwise && !q.eager_bf16_params && (s.dtype == hw::Dtype::bf16 || s.dtype == hw::Dtype::fp16);
 }
 
-void StageSums::add(const LayerStageCost& l, bool is_embedding) {
+void StageSums::add(const LayerStageCost& l, bool is_embedding, bool is_block) {
+  if (is_block) {  // what offload= can move to host memory (memory.cpp)
+    ++blocks;
+    block_activation_bytes += l.activation_bytes;
+  }
   fwd_s += l.fwd_s;
   bwd_s += l.bwd_s;
   weight_bytes += l.weight_bytes;
@@ -210,7 +214,7 @@ StageContext build_stage_context(const hw::Cluster& c, const Strategy& s, std::s
   ctx.strategy = &s;
   ctx.cluster = &c;
   ctx.constants = &consts_of(opt);
-  if (const auto& recipe = precision_recipe(s.dtype); !recipe_matches(*ctx.constants, recipe)) {
+  if (const auto recipe = effective_recipe(s); !recipe_matches(*ctx.constants, recipe)) {
     ctx.recipe_constants = std::make_shared<const CostConstants>(with_recipe(*ctx.constants, recipe));
     ctx.constants = ctx.recipe_constants.get();
   }
@@ -225,7 +229,8 @@ StageContext build_stage_context(const hw::Cluster& c, const Strategy& s, std::s
     if (c.devices[d].gpu_type == last_type) continue;  // node-major placements repeat the same type
     last_type = c.devices[d].gpu_type;
     const auto& g = c.gpu_of(d);
-    const double peak = g.peak(s.dtype) * gpu_compute_factor(*ctx.constants, g.name);  // achievable scale
+    double peak = g.peak(s.dtype) * gpu_compute_factor(*ctx.constants, g.name);  // achievable scale
+    if (s.dtype == hw::Dtype::fp4) peak *= fp4_gemm_gpu_factor(*ctx.constants, g.name);  // NVFP4 per part
     if (peak < ctx.peak_flops) {
       ctx.peak_flops = peak;
       ctx.gpu_type = c.devices[d].gpu_type;

@@ -279,6 +279,32 @@ void check_recompute_layers(const Strategy& s) {
 }
 }  // namespace
 
+namespace {
+// The engines' memory knobs (lpweights, offload; issue 50 item 1) and the rules Megatron states for them.
+void check_memory_knobs(const Strategy& s, const model::Model& m) {
+  const bool low = s.dtype == hw::Dtype::fp8 || s.dtype == hw::Dtype::mxfp8 || s.dtype == hw::Dtype::fp4;
+  if (s.low_precision_weights && !low)
+    rule_error("lpweights=on needs dtype fp8, mxfp8 or fp4",
+               fmt::format("dtype={} has no low-precision weights to keep", hw::to_string(s.dtype)));
+  // Megatron: --fp8-param-gather needs the distributed optimizer or (Megatron/torch) FSDP (arguments.py:1095).
+  if (s.low_precision_weights && s.zero_stage < 1)
+    rule_error("lpweights=on needs zero >= 1", "the low-precision weights are gathered from the sharded optimizer's "
+                                               "fp32 master (Megatron: --use-distributed-optimizer or FSDP)");
+  if (s.activation_offload_layers <= 0) return;
+  // Megatron-core transformer_config.py:1884-1899 @d98e8a64.
+  const int blocks = static_cast<int>(std::count_if(m.layers.begin(), m.layers.end(),
+                                                     [](const model::LayerSpec& l) { return model::is_attention_block(l.kind); }));
+  if (s.activation_offload_layers >= blocks)
+    rule_error("offload < the model's blocks",
+               fmt::format("offload = {} but model {} has {} blocks", s.activation_offload_layers, m.name, blocks));
+  if (s.pp > 1) rule_error("offload needs pp = 1", fmt::format("pp = {} (Megatron: no pipeline parallelism with CPU "
+                                                               "offloading)", s.pp));
+  if (s.recompute != model::Recompute::none)
+    rule_error("offload needs recompute=none", "Megatron's CPU offloading does not work with activation "
+                                               "recomputation");
+}
+}  // namespace
+
 Strategy complete_strategy(Strategy s, const model::Model& m, const hw::Cluster& c) {
   if (!s.stages.empty()) {
     if (s.cp != 1) detail::field_rule_error("cp", "cp needs the uniform form", "context parallelism with stages= is not supported");
@@ -378,6 +404,7 @@ Strategy complete_strategy(Strategy s, const model::Model& m, const hw::Cluster&
         rule_error("fused attention needs an sm80+ GPU and a 16-bit dtype", why);
   if (const std::string why = dtype_unsupported(s.dtype, c); !why.empty())
     rule_error("a block-scaled dtype needs GPUs that run it", why);
+  check_memory_knobs(s, m);
   return s;
 }
 

@@ -461,6 +461,69 @@ const StrategyKey kKeys[] = {
        if (auto o = core::opt_string(j, "grads", w)) s.grads = parse_grad_buffer(*o, w.field("grads").str());
      },
      .cost_values = cost_field<&Strategy::grads>, .copy = copy_field<&Strategy::grads>},
+    {.name = "gradbuf", .values = "fp32|bf16", .default_text = "fp32",
+     .rule = "", .help = "dtype of the persistent gradient buffer and its data-parallel reduction: fp32 main grads "
+     "(4 B/param; Megatron-LM's default with --bf16) or bf16 (2 B/param; --grad-reduce-in-bf16, Megatron-Bridge's "
+     "recipes)",
+     .json_name = "grad_buffer", .python_name = "gradbuf", .json_rank = 177, .enters_cost = true,
+     .parse = [](Strategy& s, std::string_view, std::string_view v, const std::string& where, KeyParseState&) {
+       const std::string t = core::to_lower(v);
+       if (t != "fp32" && t != "bf16")
+         throw InputError(fmt::format("{}: gradbuf: '{}' is not fp32 or bf16", where, core::printable(std::string(v))));
+       s.grad_buffer_bf16 = t == "bf16";
+     },
+     .text = [](const Strategy& s) -> std::optional<std::string> {
+       if (!s.grad_buffer_bf16) return std::nullopt;
+       return std::string("bf16");
+     },
+     .write_json = [](const Strategy& s, J& j) {
+       if (s.grad_buffer_bf16) j["grad_buffer"] = "bf16";
+     },
+     .read_json = [](const Json& j, const JsonWhere& w, Strategy& s) {
+       if (auto o = core::opt_string(j, "grad_buffer", w)) {
+         if (*o != "fp32" && *o != "bf16") core::fail(w.field("grad_buffer"), "must be fp32 or bf16");
+         s.grad_buffer_bf16 = *o == "bf16";
+       }
+     },
+     .cost_values = cost_field<&Strategy::grad_buffer_bf16>, .copy = copy_field<&Strategy::grad_buffer_bf16>},
+    {.name = "lpweights", .values = "on|off", .default_text = "off",
+     .rule = "needs dtype fp8, mxfp8 or fp4 and zero >= 1",
+     .help = "keep the compute weights only in the low-precision dtype and gather them in it (Megatron "
+     "--fp8-param-gather / --fp4-param-gather): 1 B/param for fp8, 1 + 1/32 for mxfp8, 0.5625 for fp4 instead of 2",
+     .json_name = "low_precision_weights", .python_name = "lpweights", .json_rank = 178, .enters_cost = true,
+     .parse = [](Strategy& s, std::string_view, std::string_view v, const std::string& where, KeyParseState&) {
+       s.low_precision_weights = parse_on_off(v, where, "lpweights");
+     },
+     .text = [](const Strategy& s) -> std::optional<std::string> {
+       if (!s.low_precision_weights) return std::nullopt;
+       return std::string("on");
+     },
+     .write_json = [](const Strategy& s, J& j) {
+       if (s.low_precision_weights) j["low_precision_weights"] = true;
+     },
+     .read_json = [](const Json& j, const JsonWhere& w, Strategy& s) {
+       if (auto o = core::opt_bool(j, "low_precision_weights", w)) s.low_precision_weights = *o;
+     },
+     .cost_values = cost_field<&Strategy::low_precision_weights>,
+     .copy = copy_field<&Strategy::low_precision_weights>},
+    {.name = "offload", .values = "N (blocks)", .default_text = "0",
+     .rule = "pp = 1, no recompute, N < the model's blocks",
+     .help = "activations of N transformer blocks per stage kept in host memory between forward and backward "
+     "(Megatron --cpu-offloading-num-layers N; the copies overlap compute)",
+     .json_name = "activation_offload_layers", .python_name = "offload", .json_rank = 179, .enters_cost = true,
+     .parse = parse_int_key<&Strategy::activation_offload_layers, 0>,
+     .text = [](const Strategy& s) -> std::optional<std::string> {
+       if (s.activation_offload_layers == 0) return std::nullopt;
+       return std::to_string(s.activation_offload_layers);
+     },
+     .write_json = [](const Strategy& s, J& j) {
+       if (s.activation_offload_layers != 0) j["activation_offload_layers"] = s.activation_offload_layers;
+     },
+     .read_json = [](const Json& j, const JsonWhere& w, Strategy& s) {
+       s.activation_offload_layers = detail::json_small_int(j, "activation_offload_layers", w, 0, 0);
+     },
+     .cost_values = cost_field<&Strategy::activation_offload_layers>,
+     .copy = copy_field<&Strategy::activation_offload_layers>},
     // The per-stage form: last, in this order (stages= before layers=).
     {.name = "stages", .values = "GPU[@DEV+..]:dpN:tpN:LAYERS/..", .default_text = "the uniform form",
      .rule = "devices exist and are used once; layers sum to the chain", .help = "per-stage strategy: each stage "

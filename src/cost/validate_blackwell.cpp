@@ -25,6 +25,7 @@ namespace {
 
 constexpr const char* kBridgeRows = "calibration/megatron_bridge_perf.json";
 constexpr const char* kAmdRows = "calibration/amd_training_rows.json";
+constexpr const char* kBridgeRecipes = "calibration/megatron_bridge_row_recipes.json";
 
 int int_or(const core::Json& j, const char* key, int fallback) {
   const auto it = j.find(key);
@@ -69,8 +70,8 @@ hw::Cluster row_cluster(const std::string& gpu, int gpus, const hw::Catalog& cat
 
 // Megatron-core as the perf recipes run it: distributed optimizer (ZeRO-1) or Megatron-FSDP (the `fsdp` column),
 // sequence parallelism and TransformerEngine's userbuffers TP overlap with tp > 1 (as the H100 Megatron-Bridge rows,
-// validate_public.cpp), interleaved 1F1B with vp > 1, cuDNN fused attention, fused element-wise kernels, no
-// recompute (the tables state none; the recipes of these layouts keep activations).
+// validate_public.cpp), interleaved 1F1B with vp > 1, cuDNN fused attention, fused element-wise kernels, and the
+// recipe's memory knobs (apply_recipe).
 Strategy row_strategy(const core::Json& row, int gpus, hw::Dtype dtype) {
   Strategy s;
   s.tp = int_or(row, "tp", 1);
@@ -84,7 +85,7 @@ Strategy row_strategy(const core::Json& row, int gpus, hw::Dtype dtype) {
     s.schedule = Schedule::interleaved;
   }
   s.zero_stage = int_or(row, "fsdp", 0) > 0 ? 3 : 1;
-  s.recompute = model::Recompute::none;
+  s.recompute = model::Recompute::none;  // no recipe of these rows recomputes (megatron_bridge_row_recipes.json)
   s.sequence_parallel = s.tp > 1;
   s.tp_async = s.sequence_parallel;
   s.dtype = dtype;
@@ -92,11 +93,22 @@ Strategy row_strategy(const core::Json& row, int gpus, hw::Dtype dtype) {
   return s;
 }
 
+// The memory knobs of the recipe the row ran with (data/calibration/megatron_bridge_row_recipes.json): CPU
+// activation offloading, FP8/FP4 parameter gather, the bf16 gradient buffer. AMD's rows have none.
+void apply_recipe(Strategy& s, const core::Json* recipe) {
+  if (recipe == nullptr) return;
+  s.activation_offload_layers = recipe->value("offload", 0);
+  s.low_precision_weights = recipe->value("lpweights", false) &&
+                            (s.dtype == hw::Dtype::fp8 || s.dtype == hw::Dtype::mxfp8 || s.dtype == hw::Dtype::fp4);
+  s.grad_buffer_bf16 = recipe->value("gradbuf_bf16", false);
+}
+
 struct RowInput {
   std::string dataset, name, gpu, model_key, precision;
   int gpus = 0;
   std::int64_t seq = 0;
   double measured = 0;  // tokens/s per GPU
+  const core::Json* recipe = nullptr;  // the row's recipe knobs, when known
 };
 
 void add_row(const CostConstants& k, const hw::Catalog& catalog, const core::Json& row, const RowInput& in,
@@ -109,7 +121,9 @@ void add_row(const CostConstants& k, const hw::Catalog& catalog, const core::Jso
   try {
     const model::Model m = row_model(in.model_key, in.seq);
     const hw::Cluster c = row_cluster(in.gpu, in.gpus, catalog);
-    const Strategy s = complete_strategy(row_strategy(row, in.gpus, *dtype), m, c);
+    Strategy given = row_strategy(row, in.gpus, *dtype);
+    apply_recipe(given, in.recipe);
+    const Strategy s = complete_strategy(given, m, c);
     CostOptions opt;
     opt.constants = &k;
     const Estimate e = estimate(m, c, s, opt);
@@ -133,6 +147,7 @@ bool precision_matches(const std::string& norm, const std::string& filter) {
 void blackwell_rows(const CostConstants& k, const hw::Catalog& catalog, std::vector<ValidationRow>& out,
                     std::vector<SkippedRow>& skipped, const RowFilter& filter) {
   const core::Json bridge = core::embedded_json(kBridgeRows);
+  const core::Json recipes = core::embedded_json(kBridgeRecipes);
   for (const auto& row : bridge.at("rows")) {
     const std::string gpu = row.at("gpu").get<std::string>();
     if (gpu != "b200" && gpu != "b300" && gpu != "gb200" && gpu != "gb300") continue;
@@ -149,8 +164,21 @@ void blackwell_rows(const CostConstants& k, const hw::Catalog& catalog, std::vec
     in.precision = row.at("precision_norm").get<std::string>();
     in.seq = row.at("seq").get<std::int64_t>();
     in.measured = row.at("tokens_per_s_per_gpu").get<double>();
-    in.name = fmt::format("{} {} {}x{} {} {}", row.at("id").get<std::string>(), key, in.gpus, gpu, in.precision,
+    const std::string id = row.at("id").get<std::string>();
+    if (const auto it = recipes.at("rows").find(id); it != recipes.at("rows").end()) in.recipe = &*it;
+    in.name = fmt::format("{} {} {}x{} {} {}", id, key, in.gpus, gpu, in.precision,
                           row.at("release").get<std::string>().substr(0, 8));
+    // Only stated configurations: 25.09's table has no precision column, and a published layout that matches no
+    // recipe of its release leaves the run's memory settings unknown (megatron_bridge_row_recipes.json "status").
+    if (!row.at("precision").is_string()) {
+      skipped.push_back({in.dataset, in.name, "the table states no precision (25.09; inferred, not published)"});
+      continue;
+    }
+    if (in.recipe != nullptr && in.recipe->value("status", std::string()) == "layout_mismatch") {
+      skipped.push_back({in.dataset, in.name, "its published layout matches no recipe of its release, so its memory "
+                                              "settings are not stated"});
+      continue;
+    }
     add_row(k, catalog, row, in, out, skipped);
   }
   const core::Json amd = core::embedded_json(kAmdRows);
@@ -234,8 +262,21 @@ CostConstants fit_mxfp8_to_bridge_rows(const CostConstants& start) {
 }
 
 CostConstants fit_fp4_to_bridge_rows(const CostConstants& start) {
-  return fit_blackwell_grid(
-      start, 0.3, 1.5, [](CostConstants& k, double v) { k.fp4_gemm_relative_efficiency = v; }, {"", "nvfp4"});
+  // Per part on its NVFP4 rows (GB200, GB300); B200 takes GB200's value and B300 GB300's (the same dies).
+  CostConstants k = start;
+  for (const char* gpu : {"gb200", "gb300"}) {
+    const std::string twin = std::string(gpu) == "gb200" ? "b200" : "b300";
+    k = fit_blackwell_grid(
+        k, 0.3, 1.5,
+        [&](CostConstants& c, double v) {
+          for (const std::string& g : {std::string(gpu), twin}) {
+            std::erase_if(c.fp4_gemm_gpu_efficiency, [&](const auto& e) { return e.first == g; });
+            c.fp4_gemm_gpu_efficiency.emplace_back(g, v);
+          }
+        },
+        {gpu, "nvfp4"});
+  }
+  return k;
 }
 
 CostConstants fit_cdna4_to_mlperf_rows(const CostConstants& start) {

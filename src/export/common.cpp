@@ -17,6 +17,25 @@ std::vector<int> blocks_per_chunk(const cost::Strategy& s) {
   return b;
 }
 
+std::string memory_knob_problem(const cost::Strategy& s, std::string_view engine) {
+  if (s.grad_buffer_bf16)
+    return fmt::format("gradbuf=bf16 (a bf16 gradient buffer: Megatron's --grad-reduce-in-bf16; no {} key is written "
+                       "for it)", engine);
+  if (s.low_precision_weights)
+    return fmt::format("lpweights=on (weights kept in {}: Megatron's --fp8/--fp4-param-gather; no {} key is written for "
+                       "it)", hw::to_string(s.dtype), engine);
+  if (s.activation_offload_layers > 0)
+    return fmt::format("offload={} (Megatron's CPU activation offloading; {} has no such option)",
+                       s.activation_offload_layers, engine);
+  return "";
+}
+
+void clear_memory_knobs(cost::Strategy& s) {
+  s.grad_buffer_bf16 = false;
+  s.low_precision_weights = false;
+  s.activation_offload_layers = 0;
+}
+
 std::vector<int> split_from_blocks(std::vector<int> blocks) {
   if (blocks.empty()) return blocks;
   blocks.front() += 1;

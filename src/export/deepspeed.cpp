@@ -33,8 +33,9 @@ std::string deepspeed_problem(const model::Model& m, const cost::Strategy& s) {
     return "selective recompute (DeepSpeed's activation checkpointing recomputes whole layers)";
   if (!s.recompute_layers.empty()) return "per-stage rlayers (DeepSpeed checkpoints every layer of a stage or none)";
   if (s.sequence_parallel) return "Megatron sequence parallelism (DeepSpeed's sequence parallelism is Ulysses)";
-  if (s.dtype == hw::Dtype::tf32 || s.dtype == hw::Dtype::fp8)
+  if (s.dtype == hw::Dtype::tf32 || s.dtype == hw::Dtype::fp8 || s.dtype == hw::Dtype::mxfp8 || s.dtype == hw::Dtype::fp4)
     return fmt::format("the {} compute dtype (DeepSpeed configs: bf16, fp16 or fp32)", hw::to_string(s.dtype));
+  if (const auto why = memory_knob_problem(s, "DeepSpeed"); !why.empty()) return why;
   if (s.pp > 1 && s.split != cost::default_split(m, s.pp))
     return "a custom layer split (DeepSpeed partitions layers in code: PipelineModule(partition_method=...))";
   return "";
@@ -54,9 +55,10 @@ void deepspeed_closest(const model::Model& m, cost::Strategy& s) {
   s.recompute_layers.clear();
   s.sequence_parallel = false;
   if (s.dtype == hw::Dtype::tf32) s.dtype = hw::Dtype::fp32;
-  if (s.dtype == hw::Dtype::fp8) s.dtype = hw::Dtype::bf16;
+  if (s.dtype == hw::Dtype::fp8 || s.dtype == hw::Dtype::mxfp8 || s.dtype == hw::Dtype::fp4) s.dtype = hw::Dtype::bf16;
   s.fp8_separate_casts = false;
   s.split.clear();
+  clear_memory_knobs(s);
 }
 
 std::string deepspeed_json(const model::Model& m, const hw::Cluster& c, const cost::Strategy& s) {

@@ -18,6 +18,11 @@ std::vector<int> split_from_blocks(std::vector<int> blocks);
 // the rest spread evenly; each stage's blocks spread evenly over its v chunks. Empty when not divisible.
 std::vector<int> megatron_stage_blocks(int layers, int pp, int v, int first, int last);
 
+// The Megatron memory knobs (gradbuf=bf16, lpweights=on, offload=N) an engine's config cannot carry: the first one
+// set, named for `engine` ("" = none); clear_memory_knobs resets them (the closest plan of such an engine).
+std::string memory_knob_problem(const cost::Strategy& s, std::string_view engine);
+void clear_memory_knobs(cost::Strategy& s);
+
 // Per-engine: the first unexpressible feature ("" = none) and the nearest expressible strategy (not completed).
 std::string megatron_problem(const model::Model& m, const cost::Strategy& s);
 void megatron_closest(const model::Model& m, cost::Strategy& s);

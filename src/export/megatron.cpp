@@ -184,6 +184,11 @@ std::vector<std::string> megatron_arg_list(const model::Model& m, const cost::St
     add(a, "--fp4-format", "e2m1");
     add(a, "--fp4-recipe", "nvfp4");
   }
+  // The memory knobs (docs/strategy.md): bf16 gradient buffer, low-precision weights, CPU activation offloading.
+  if (s.grad_buffer_bf16) add(a, "--grad-reduce-in-bf16");
+  if (s.low_precision_weights) add(a, s.dtype == hw::Dtype::fp4 ? "--fp4-param-gather" : "--fp8-param-gather");
+  if (s.activation_offload_layers > 0)
+    add(a, "--cpu-offloading-num-layers", std::to_string(s.activation_offload_layers));
   // The cost model overlaps the data-parallel gradient buckets with the backward pass (cost/stage.cpp).
   if (s.dp > 1) add(a, "--overlap-grad-reduce");
   return a;

@@ -24,9 +24,9 @@ const std::set<std::string> kValueFlags = {
     "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers", "--micro-batch-size",
     "--global-batch-size", "--recompute-granularity", "--recompute-method", "--recompute-num-layers",
     "--data-parallel-sharding-strategy", "--fp8-format", "--context-parallel-size", "--expert-model-parallel-size",
-    "--fp8-recipe", "--fp4-format", "--fp4-recipe"};
+    "--fp8-recipe", "--fp4-format", "--fp4-recipe", "--cpu-offloading-num-layers"};
 const std::set<std::string> kSwitches = {
-    "--group-query-attention", "--swiglu", "--untie-embeddings-and-output-weights", "--disable-bias-linear",
+    "--grad-reduce-in-bf16", "--fp8-param-gather", "--fp4-param-gather", "--group-query-attention", "--swiglu", "--untie-embeddings-and-output-weights", "--disable-bias-linear",
     "--sequence-parallel", "--use-distributed-optimizer", "--use-megatron-fsdp", "--use-torch-fsdp2", "--bf16",
     "--fp16", "--recompute-activations", "--account-for-embedding-in-pipeline-split",
     "--account-for-loss-in-pipeline-split", "--squared-relu", "--tp-comm-overlap"};
@@ -272,6 +272,9 @@ Imported import_megatron_args(std::string_view args, const std::string& origin) 
   } else if (f.has("--use-distributed-optimizer")) {
     s.zero_stage = 1;
   }
+  s.grad_buffer_bf16 = f.has("--grad-reduce-in-bf16");
+  s.low_precision_weights = f.has("--fp8-param-gather") || f.has("--fp4-param-gather");
+  s.activation_offload_layers = static_cast<int>(f.num("--cpu-offloading-num-layers", 0, 0));
   s.dtype = f.has("--fp4-format")                                     ? hw::Dtype::fp4
             : f.has("--fp8-format") && f.str("--fp8-recipe") == "mxfp8" ? hw::Dtype::mxfp8
             : f.has("--fp8-format")                                     ? hw::Dtype::fp8

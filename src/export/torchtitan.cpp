@@ -92,6 +92,7 @@ std::string torchtitan_problem(const model::Model& m, const cost::Strategy& s) {
   if (s.recompute == model::Recompute::full && !s.recompute_early_stop)
     return "full recompute without early stop (torchtitan's full activation checkpointing is PyTorch's "
            "non-reentrant checkpoint, which stops the re-run early: earlystop=on)";
+  if (const auto why = memory_knob_problem(s, "torchtitan"); !why.empty()) return why;
   if (s.dtype == hw::Dtype::fp16 || s.dtype == hw::Dtype::tf32 || s.dtype == hw::Dtype::fp4)
     return fmt::format("the {} compute dtype (torchtitan: bfloat16 or float32, float8 and mx (MXFP8) converters; no "
                        "NVFP4 converter at 238fa995)", hw::to_string(s.dtype));
@@ -118,6 +119,8 @@ void torchtitan_closest(const model::Model& m, cost::Strategy& s) {
   s.fp8_separate_casts = s.dtype == hw::Dtype::fp8;
   if (s.dtype == hw::Dtype::fp16) s.dtype = hw::Dtype::bf16;
   if (s.dtype == hw::Dtype::tf32) s.dtype = hw::Dtype::fp32;
+  if (s.dtype == hw::Dtype::fp4) s.dtype = hw::Dtype::mxfp8;  // its nearest block-scaled format (MX converter)
+  clear_memory_knobs(s);
 }
 
 std::string torchtitan_toml(const model::Model& m, const hw::Cluster& c, const cost::Strategy& s) {

@@ -21,9 +21,10 @@ void expect_same_fitted_values(const cost::CostConstants& want, const cost::Cost
   EXPECT_DOUBLE_EQ(got.fp8_gemm_relative_efficiency, want.fp8_gemm_relative_efficiency) << fit;
   EXPECT_DOUBLE_EQ(got.tp_async_overlap_slowdown, want.tp_async_overlap_slowdown) << fit;
   EXPECT_DOUBLE_EQ(got.mxfp8_gemm_relative_efficiency, want.mxfp8_gemm_relative_efficiency) << fit;
-  EXPECT_DOUBLE_EQ(got.fp4_gemm_relative_efficiency, want.fp4_gemm_relative_efficiency) << fit;
   for (const char* gpu : {"h100-sxm", "h200", "h100-sxm-96gb-500w", "b200", "gb200", "gb300", "b300", "mi355x"})
     EXPECT_DOUBLE_EQ(cost::gpu_compute_factor(got, gpu), cost::gpu_compute_factor(want, gpu)) << fit << " " << gpu;
+  for (const char* gpu : {"b200", "gb200", "gb300", "b300"})
+    EXPECT_DOUBLE_EQ(cost::fp4_gemm_gpu_factor(got, gpu), cost::fp4_gemm_gpu_factor(want, gpu)) << fit << " " << gpu;
   for (const char* gpu : {"h100-sxm", "h200"})
     EXPECT_DOUBLE_EQ(cost::attention_gpu_factor(got, model::AttentionKernel::flash, gpu),
                      cost::attention_gpu_factor(want, model::AttentionKernel::flash, gpu))

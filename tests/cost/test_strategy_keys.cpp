@@ -23,7 +23,7 @@ const std::map<std::string, std::string>& other_values() {
       {"v", "2"},           {"schedule", "gpipe"}, {"zero", "2"},       {"recompute", "full"}, {"sp", "on"},
       {"dtype", "fp16"},    {"rlayers", "1+2"},    {"earlystop", "on"}, {"split", "5+5"},    {"place", "1+0"},
       {"attention", "eager"}, {"overlap", "async"}, {"elementwise", "eager"}, {"loss", "fp32"}, {"fp8cast", "separate"},
-      {"cp", "2"},          {"optim", "foreach"},  {"grads", "ondemand"}, {"stages", "a100:dp1:tp1:4/a100:dp1:tp1:6"},
+      {"cp", "2"},          {"optim", "foreach"},  {"grads", "ondemand"}, {"gradbuf", "bf16"}, {"lpweights", "on"}, {"offload", "2"}, {"stages", "a100:dp1:tp1:4/a100:dp1:tp1:6"},
       {"layers", "tp1*4/tp1.full*6"}};
   return v;
 }

@@ -38,10 +38,11 @@ struct CostConstants {
   // stacks' non-GEMM slowness, so the fit may exceed 1 (up to 2, where curve × factor × it stays below peak).
   double fp8_gemm_relative_efficiency = 0.65;
   // The block-scaled formats relative to fp8 (issue 47): an MXFP8 GEMM reaches fp8's efficiency × this at the mxfp8
-  // peak, an NVFP4 GEMM fp8's × fp4_gemm_relative_efficiency at the fp4 peak (fitted to the Megatron-Bridge
-  // Blackwell rows, data/cost_constants.json; 1 = as fp8 when a constants file leaves them out).
+  // peak; an NVFP4 GEMM fp8's efficiency × its GPU's entry of fp4_gemm_gpu_efficiency (name prefix, factor; 1 when
+  // none matches) at the fp4 peak — per part, since Blackwell Ultra's 1.5× FP4 peak is not reached in proportion
+  // (fitted to the Megatron-Bridge Blackwell rows, data/cost_constants.json; 1 = as fp8 when a file leaves them out).
   double mxfp8_gemm_relative_efficiency = 1.0;
-  double fp4_gemm_relative_efficiency = 1.0;
+  std::vector<std::pair<std::string, double>> fp4_gemm_gpu_efficiency;
   // Achievable fraction of peak of a fused flash-attention kernel (forward and backward alike), its own
   // size-independent value instead of the GEMM curve (docs/cost-model.md §Attention kernel).
   double flash_attention_efficiency = 0.5;
@@ -117,6 +118,8 @@ nlohmann::ordered_json to_json(const CostConstants& c);
 // Achievable GEMM efficiency for a GEMM of `flops` in `dtype`.
 double gemm_efficiency(const CostConstants& c, double flops, hw::Dtype dtype);
 // The gpu_compute_efficiency factor of a GPU type (longest matching name prefix; 1 when none matches).
+// The GPU's NVFP4 GEMM factor (fp4_gemm_gpu_efficiency, longest matching prefix; 1 when none).
+double fp4_gemm_gpu_factor(const CostConstants& c, std::string_view gpu_name);
 double gpu_compute_factor(const CostConstants& c, std::string_view gpu_name);
 // The factor on a GPU type's peak for an attention kernel: gpu_compute_factor, times the
 // ampere_attention_gpu_efficiency entry for the Ampere-generation kernels (flash1, flash).

@@ -41,6 +41,10 @@ struct PrecisionRecipe {
 std::vector<PrecisionRecipe> recipes_from_json(const nlohmann::json& j, const std::string& origin);
 // The built-in recipe of `d` (parsed once from the embedded data file; immutable).
 const PrecisionRecipe& precision_recipe(hw::Dtype d);
+// The recipe of the strategy's dtype with its memory knobs applied (cost/precision.cpp): gradbuf=bf16 → 2 B of
+// gradient per parameter; lpweights=on → weights in hw::dtype_bytes(dtype) (fp8 1, mxfp8 1 + 1/32, fp4 0.5 + 1/16).
+struct Strategy;
+PrecisionRecipe effective_recipe(const Strategy& s);
 // `k` with its bytes-per-parameter fields replaced by the recipe's; recipe_matches: they are already equal.
 CostConstants with_recipe(const CostConstants& k, const PrecisionRecipe& r);
 bool recipe_matches(const CostConstants& k, const PrecisionRecipe& r);

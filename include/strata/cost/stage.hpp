@@ -65,7 +65,11 @@ struct StageSums {
   double max_unsharded_weight_bytes = 0;
   double max_recomputed_bytes = 0;   // the largest recomputed_bytes of the stage's layers
   bool holds_embedding = false;      // model::is_embedding of one of its layers
-  void add(const LayerStageCost& l, bool is_embedding);
+  // Transformer blocks of the stage and their activation bytes per micro-batch (what `offload=` moves to host
+  // memory; set by the estimate's stage loop, 0 in the planner's prefix sums, which never offload).
+  int blocks = 0;
+  double block_activation_bytes = 0;
+  void add(const LayerStageCost& l, bool is_embedding, bool is_block = false);
 };
 
 // Everything about one stage's device group that does not depend on the layer: its GPU (the slowest if mixed),
@@ -193,7 +197,7 @@ StageLayerSums sum_stage_layers(const model::Model& m, const Strategy& s, std::s
       const model::LayerSpec& layer = m.layers[li];
       const model::Recompute mode = is_block(layer.kind) ? layer_recompute_mode(s, stage, block_index++) : s.recompute;
       const LayerStageCost& lc = cost_of(li, mode);
-      out.sums.add(lc, model::is_embedding(layer.kind));
+      out.sums.add(lc, model::is_embedding(layer.kind), model::is_attention_block(layer.kind));
       out.compute_s += lc.fwd_compute_s + lc.bwd_compute_s;
       out.tp_comm_s += lc.tp_comm_fwd_s + lc.tp_comm_bwd_s + lc.zero3_comm_s;
       out.zero3_busy_s += lc.zero3_busy_s;

@@ -118,6 +118,18 @@ struct Strategy {
   std::optional<model::AttentionKernel> attention;
   OptimizerStep optim = OptimizerStep::fused;  // `optim=`: how the AdamW step runs (see OptimizerStep)
   GradBuffer grads = GradBuffer::persistent;   // `grads=`: where gradients live (see GradBuffer)
+  // `gradbuf=bf16`: the persistent gradient buffer and its data-parallel reduction in bf16 (Megatron
+  // --grad-reduce-in-bf16; Megatron-Bridge's grad_reduce_in_fp32=False): 2 B per parameter instead of fp32 main
+  // grads' 4 (data/precision_recipes.json's grad_bytes_per_param). Megatron-LM's default with --bf16 is fp32.
+  bool grad_buffer_bf16 = false;
+  // `lpweights=on` (dtype fp8, mxfp8, fp4 with a sharded optimizer): the compute weights kept only in the
+  // low-precision format, gathered in it (Megatron --fp8-param-gather / --fp4-param-gather): weight bytes per
+  // parameter = hw::dtype_bytes(dtype) instead of bf16's 2; the fp32 master copy stays in the optimizer state.
+  bool low_precision_weights = false;
+  // `offload=N`: the activations of N transformer blocks of the stage kept in host memory between their forward
+  // and backward (Megatron --cpu-offloading-num-layers N; TransformerEngine's CPU offload overlaps the copies with
+  // compute). Megatron's rules: pp = 1, no recompute, N < the model's blocks. 0 = none.
+  int activation_offload_layers = 0;
   // Layers per pipeline chunk, in chain order (size pp·v), counting entries of the model's layer chain
   // (embedding and head included). Empty = default: blocks spread evenly, embedding with the first chunk, head
   // with the last (Megatron).
