@@ -27,14 +27,14 @@ constexpr const char* kBridgeRows = "calibration/megatron_bridge_perf.json";
 constexpr const char* kAmdRows = "calibration/amd_training_rows.json";
 constexpr const char* kBridgeRecipes = "calibration/megatron_bridge_row_recipes.json";
 
-int int_or(const core::Json& j, const char* key, int fallback) {
+int bw_int_or(const core::Json& j, const char* key, int fallback) {
   const auto it = j.find(key);
   return it == j.end() || it->is_null() ? fallback : it->get<int>();
 }
 
 // Published precision labels → strata dtypes: FP8 current/delayed scaling (and 25.09's unstated FP8) → fp8,
 // MXFP8 → mxfp8, NVFP4 → fp4, BF16 → bf16. Blockwise FP8 (128×128, DeepSeek-style) is not a strata recipe.
-std::optional<hw::Dtype> row_dtype(const std::string& norm) {
+std::optional<hw::Dtype> bw_row_dtype(const std::string& norm) {
   if (norm == "fp8" || norm == "fp8-cs" || norm == "fp8-ds") return hw::Dtype::fp8;
   if (norm == "mxfp8") return hw::Dtype::mxfp8;
   if (norm == "nvfp4") return hw::Dtype::fp4;
@@ -43,7 +43,7 @@ std::optional<hw::Dtype> row_dtype(const std::string& norm) {
 }
 
 // The zoo model of a Llama row at the row's sequence length (Llama 3.1 405B has Llama 3 405B's shape).
-model::Model row_model(const std::string& key, std::int64_t seq) {
+model::Model bw_row_model(const std::string& key, std::int64_t seq) {
   const std::string zoo = key == "llama3.1-405b" ? "llama3-405b" : key == "llama3.1-8b" ? "llama3-8b" : key;
   return model::with_seq(model::zoo_model(zoo), seq);
 }
@@ -51,7 +51,7 @@ model::Model row_model(const std::string& key, std::int64_t seq) {
 // The node the row ran on: DGX B200/B300 (8 GPUs); a GB200/GB300 NVL72 rack of which at most 64 GPUs are one
 // job's NVLink domain (16 of its 18 trays: NVIDIA's Slurm segment of 16 four-GPU trays, assumed — the tables state
 // only the GPU count); MI350X/MI355X 8-GPU nodes.
-hw::Cluster row_cluster(const std::string& gpu, int gpus, const hw::Catalog& catalog) {
+hw::Cluster bw_row_cluster(const std::string& gpu, int gpus, const hw::Catalog& catalog) {
   const std::string preset = gpu == "b200" ? "dgx-b200" : gpu == "b300" ? "dgx-b300" : gpu == "gb200" ? "gb200-nvl72"
                              : gpu == "gb300" ? "gb300-nvl72" : gpu;
   hw::NodeSpec node = catalog.node(preset, "gpu");
@@ -72,19 +72,19 @@ hw::Cluster row_cluster(const std::string& gpu, int gpus, const hw::Catalog& cat
 // sequence parallelism and TransformerEngine's userbuffers TP overlap with tp > 1 (as the H100 Megatron-Bridge rows,
 // validate_public.cpp), interleaved 1F1B with vp > 1, cuDNN fused attention, fused element-wise kernels, and the
 // recipe's memory knobs (apply_recipe).
-Strategy row_strategy(const core::Json& row, int gpus, hw::Dtype dtype) {
+Strategy bw_row_strategy(const core::Json& row, int gpus, hw::Dtype dtype) {
   Strategy s;
-  s.tp = int_or(row, "tp", 1);
-  s.pp = int_or(row, "pp", 1);
-  s.cp = int_or(row, "cp", 1);
+  s.tp = bw_int_or(row, "tp", 1);
+  s.pp = bw_int_or(row, "pp", 1);
+  s.cp = bw_int_or(row, "cp", 1);
   s.dp = gpus / (s.tp * s.pp * s.cp);
-  s.micro_batch = int_or(row, "mbs", 1);
+  s.micro_batch = bw_int_or(row, "mbs", 1);
   s.global_batch = row.at("gbs").get<std::int64_t>();
-  if (const int vp = int_or(row, "vp", 1); vp > 1) {
+  if (const int vp = bw_int_or(row, "vp", 1); vp > 1) {
     s.virtual_stages = vp;
     s.schedule = Schedule::interleaved;
   }
-  s.zero_stage = int_or(row, "fsdp", 0) > 0 ? 3 : 1;
+  s.zero_stage = bw_int_or(row, "fsdp", 0) > 0 ? 3 : 1;
   s.recompute = model::Recompute::none;  // no recipe of these rows recomputes (megatron_bridge_row_recipes.json)
   s.sequence_parallel = s.tp > 1;
   s.tp_async = s.sequence_parallel;
@@ -95,7 +95,7 @@ Strategy row_strategy(const core::Json& row, int gpus, hw::Dtype dtype) {
 
 // The memory knobs of the recipe the row ran with (data/calibration/megatron_bridge_row_recipes.json): CPU
 // activation offloading, FP8/FP4 parameter gather, the bf16 gradient buffer. AMD's rows have none.
-void apply_recipe(Strategy& s, const core::Json* recipe) {
+void apply_bw_recipe(Strategy& s, const core::Json* recipe) {
   if (recipe == nullptr) return;
   s.activation_offload_layers = recipe->value("offload", 0);
   s.low_precision_weights = recipe->value("lpweights", false) &&
@@ -103,7 +103,7 @@ void apply_recipe(Strategy& s, const core::Json* recipe) {
   s.grad_buffer_bf16 = recipe->value("gradbuf_bf16", false);
 }
 
-struct RowInput {
+struct BwRowInput {
   std::string dataset, name, gpu, model_key, precision;
   int gpus = 0;
   std::int64_t seq = 0;
@@ -111,18 +111,18 @@ struct RowInput {
   const core::Json* recipe = nullptr;  // the row's recipe knobs, when known
 };
 
-void add_row(const CostConstants& k, const hw::Catalog& catalog, const core::Json& row, const RowInput& in,
+void add_bw_row(const CostConstants& k, const hw::Catalog& catalog, const core::Json& row, const BwRowInput& in,
              std::vector<ValidationRow>& out, std::vector<SkippedRow>& skipped) {
-  const auto dtype = row_dtype(in.precision);
+  const auto dtype = bw_row_dtype(in.precision);
   if (!dtype) {
     skipped.push_back({in.dataset, in.name, fmt::format("precision {} is not a strata recipe", in.precision)});
     return;
   }
   try {
-    const model::Model m = row_model(in.model_key, in.seq);
-    const hw::Cluster c = row_cluster(in.gpu, in.gpus, catalog);
-    Strategy given = row_strategy(row, in.gpus, *dtype);
-    apply_recipe(given, in.recipe);
+    const model::Model m = bw_row_model(in.model_key, in.seq);
+    const hw::Cluster c = bw_row_cluster(in.gpu, in.gpus, catalog);
+    Strategy given = bw_row_strategy(row, in.gpus, *dtype);
+    apply_bw_recipe(given, in.recipe);
     const Strategy s = complete_strategy(given, m, c);
     CostOptions opt;
     opt.constants = &k;
@@ -136,7 +136,7 @@ void add_row(const CostConstants& k, const hw::Catalog& catalog, const core::Jso
 }
 
 // The precision filters of the fits: per-tensor fp8 (the GPU factors), mxfp8, nvfp4.
-bool precision_matches(const std::string& norm, const std::string& filter) {
+bool bw_precision_matches(const std::string& norm, const std::string& filter) {
   if (filter.empty()) return true;
   if (filter == "fp8") return norm == "fp8" || norm == "fp8-cs" || norm == "fp8-ds";
   return norm == filter;
@@ -155,8 +155,8 @@ void blackwell_rows(const CostConstants& k, const hw::Catalog& catalog, std::vec
     const std::string key = row.value("model_key", std::string());
     if (key.rfind("llama3", 0) != 0) continue;  // the dense models of the zoo; MoE and Nemotron-H rows wait
     if (!filter.gpu.empty() && gpu.rfind(filter.gpu, 0) != 0) continue;
-    if (!precision_matches(row.at("precision_norm").get<std::string>(), filter.precision)) continue;
-    RowInput in;
+    if (!bw_precision_matches(row.at("precision_norm").get<std::string>(), filter.precision)) continue;
+    BwRowInput in;
     in.dataset = kBlackwellDataset;
     in.gpu = gpu;
     in.gpus = row.at("num_gpus").get<int>();
@@ -179,14 +179,14 @@ void blackwell_rows(const CostConstants& k, const hw::Catalog& catalog, std::vec
                                               "settings are not stated"});
       continue;
     }
-    add_row(k, catalog, row, in, out, skipped);
+    add_bw_row(k, catalog, row, in, out, skipped);
   }
   const core::Json amd = core::embedded_json(kAmdRows);
   for (const auto& row : amd.at("rows")) {
     if (row.value("task", "") != "pretrain") continue;  // the Llama 2 70B LoRA rows belong to fine-tuning
     if (!filter.gpu.empty() && row.at("gpu").get<std::string>().rfind(filter.gpu, 0) != 0) continue;
     if (!filter.precision.empty() && filter.precision != "fp8") continue;
-    RowInput in;
+    BwRowInput in;
     in.dataset = kAmdDataset;
     in.gpu = row.at("gpu").get<std::string>();
     in.gpus = row.at("num_gpus").get<int>();
@@ -199,7 +199,7 @@ void blackwell_rows(const CostConstants& k, const hw::Catalog& catalog, std::vec
     in.measured = row.at("tokens_per_s_per_gpu_derived").get<double>();
     in.name = fmt::format("{} {} {}x{} {} {}", row.at("id").get<std::string>(), in.model_key, in.gpus, in.gpu,
                           in.precision, row.at("release").get<std::string>());
-    add_row(k, catalog, row, in, out, skipped);
+    add_bw_row(k, catalog, row, in, out, skipped);
   }
 }
 
@@ -237,7 +237,7 @@ CostConstants fit_blackwell_grid(const CostConstants& start, double lo, double h
   return best;
 }
 
-void set_gpu_factor(CostConstants& k, const std::string& gpu, double v) {
+void set_bw_gpu_factor(CostConstants& k, const std::string& gpu, double v) {
   std::erase_if(k.gpu_compute_efficiency, [&](const auto& e) { return e.first == gpu; });
   k.gpu_compute_efficiency.emplace_back(gpu, v);
 }
@@ -250,8 +250,8 @@ CostConstants fit_blackwell_gpu_to_bridge_rows(const CostConstants& start, const
   return fit_blackwell_grid(
       start, 0.3, 1.2,
       [&](CostConstants& k, double v) {
-        set_gpu_factor(k, gpu, v);
-        if (gpu == "gb300") set_gpu_factor(k, "b300", v);
+        set_bw_gpu_factor(k, gpu, v);
+        if (gpu == "gb300") set_bw_gpu_factor(k, "b300", v);
       },
       {gpu, "fp8"});
 }
@@ -282,7 +282,7 @@ CostConstants fit_fp4_to_bridge_rows(const CostConstants& start) {
 CostConstants fit_cdna4_to_mlperf_rows(const CostConstants& start) {
   // MI350X and MI355X (CDNA 4) share one factor, fitted to the two MLPerf pre-training rows (both fp8).
   return fit_blackwell_grid(
-      start, 0.3, 1.2, [](CostConstants& k, double v) { set_gpu_factor(k, "mi35", v); }, {"mi35", "fp8"});
+      start, 0.3, 1.2, [](CostConstants& k, double v) { set_bw_gpu_factor(k, "mi35", v); }, {"mi35", "fp8"});
 }
 
 CostConstants fit_blackwell_constants(const CostConstants& start) {
