@@ -11,6 +11,7 @@
 
 #include "commands.hpp"
 #include "io.hpp"
+#include "strata/core/error.hpp"
 #include "strata/core/json.hpp"
 #include "strata/core/text.hpp"
 #include "strata/hw/cluster.hpp"
@@ -141,7 +142,24 @@ void print_cluster(const hw::Cluster& c, std::map<std::string, int>& type_counts
                  n.num_devices > n.cpu_cores ? " (oversubscribed: the cost model bounds compute by the cores)" : "");
 }
 
+// `describe --cluster C` alone: the cluster's devices, bandwidth classes and tiers (the JSON's "cluster" object).
+void describe_cluster_only(const DescribeOptions& o) {
+  const hw::Cluster c = hw::resolve_cluster(o.cluster, hw::builtin_catalog());
+  std::map<std::string, int> type_counts;
+  for (const hw::Device& d : c.devices) ++type_counts[c.gpu_types[d.gpu_type].name];
+  if (o.json) {
+    core::OrderedJson j;
+    j["cluster"] = cluster_json(c, type_counts);
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  print_cluster(c, type_counts);
+}
+
 void run_describe(const DescribeOptions& o) {
+  if (o.model.empty() && o.cluster.empty())
+    throw core::InputError("describe: give --model, --cluster or both (e.g. strata describe --cluster gb200-nvl72:2)");
+  if (o.model.empty()) return describe_cluster_only(o);
   model::Model m = model::resolve_model(o.model);
   if (o.seq_given) m = model::with_seq(m, o.seq);
   std::unique_ptr<hw::Cluster> cluster;
@@ -226,10 +244,11 @@ void register_describe_command(CLI::App& app) {
       "activation bytes, training FLOPs per token) and optionally a cluster (devices, GPU types, total memory, "
       "peak FLOP/s, bandwidth classes).\n\nExamples:\n  strata describe --model gpt3-175b\n"
       "  strata describe --model llama3-8b --cluster dgx-a100:2 --seq 4096\n"
+      "  strata describe --cluster gb200-nvl72:2   (the cluster alone: host, NVLink domain and network tiers)\n"
       "  strata describe --model examples/model_custom_layers.json --json");
   cmd->add_option("--model", opt->model,
-                  "Built-in model name (see `strata models`) or the path of a model JSON file (docs/models.md)")
-      ->required();
+                  "Built-in model name (see `strata models`) or the path of a model JSON file (docs/models.md); "
+                  "optional with --cluster");
   cmd->add_option("--cluster", opt->cluster,
                   "Cluster: preset (dgx-a100), '<node-type>:<count>[+...]' (p3.8xlarge:3+g4dn.12xlarge:1) or a "
                   "cluster JSON file (docs/clusters.md)");

@@ -6,8 +6,9 @@
 
 namespace strata::cost {
 
-double cp_kv_block_bytes(const model::LayerSpec& l, std::int64_t micro_batch, std::int64_t seq, int tp, int cp,
+double cp_kv_block_bytes(const model::LayerSpec& l, std::int64_t micro_batch, std::int64_t seq, const Dims& d,
                          double bytes_per_element) {
+  const int tp = d.tp, cp = d.cp;
   const bool self_attention = l.kind == model::LayerKind::transformer || l.kind == model::LayerKind::encoder ||
                               l.kind == model::LayerKind::decoder;
   if (!self_attention || l.heads <= 0 || l.hidden <= 0 || cp < 1 || tp < 1) return 0;

@@ -485,7 +485,7 @@ LayerStageCost layer_stage_cost(const model::Model& m, const model::LayerSpec& l
   // ---- ZeRO-3: gather the layer's weights before forward and backward, reduce-scatter its gradients ----------
   // ---- context parallelism: ring attention's K/V exchange, hidden by the attention steps (context_parallel.hpp) --
   if (s.cp > 1) {
-    const double kv = cp_kv_block_bytes(layer, s.micro_batch, q.seq, s.tp, s.cp, q.bytes_per_element);
+    const double kv = cp_kv_block_bytes(layer, s.micro_batch, q.seq, s, q.bytes_per_element);
     const RingAttentionComm r = ring_attention_comm(s.cp, attention_s, attention_bwd_s, kv,
                                                     ctx.cp_step_latency_s, ctx.cp_step_s_per_byte, k.overlap_slowdown);
     // The ring-attention kernel waits for its blocks: the exposed part lengthens the layer's compute.

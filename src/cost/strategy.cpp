@@ -312,34 +312,9 @@ Strategy complete_strategy(Strategy s, const model::Model& m, const hw::Cluster&
   }
   if (s.cp < 1) rule_error("cp >= 1", fmt::format("cp = {}", s.cp));
   check_context_parallel(s, m);
-  // Context parallelism takes its cp ranks out of every data-parallel replica's place: the degree rules below
-  // count dp·cp where they count devices (dp·cp·tp·pp = devices).
-  const int devices = c.num_devices() / (c.num_devices() % s.cp == 0 ? s.cp : 1);
-  if (c.num_devices() % s.cp != 0)
-    rule_error("dp·cp·tp·pp = devices", fmt::format("cp = {} does not divide the {} devices of {}", s.cp,
-                                                     c.num_devices(), c.name));
+  complete_dims(s, c.num_devices(), c.name);  // the degrees' defaults and rules (cost/dims.cpp)
   const int n_layers = static_cast<int>(m.layers.size());
-  if (devices <= 0) rule_error("cluster has devices", "the cluster has no devices");
   if (n_layers <= 0) rule_error("model has layers", "the model has no layers");
-  // Defaults: tp 1, pp 1 unless dp is given (then pp takes the rest), dp takes the rest.
-  if (s.tp == 0) s.tp = 1;
-  if (s.pp == 0 && s.dp != 0) {
-    if (devices % (static_cast<std::int64_t>(s.dp) * s.tp) != 0)
-      rule_error("dp·tp·pp = devices", fmt::format("dp·tp = {}·{} does not divide the {} devices of {}", s.dp,
-                                                    s.tp, devices, c.name));
-    s.pp = static_cast<int>(devices / (static_cast<std::int64_t>(s.dp) * s.tp));
-  }
-  if (s.pp == 0) s.pp = 1;
-  if (s.dp == 0) {
-    if (devices % (static_cast<std::int64_t>(s.tp) * s.pp) != 0)
-      rule_error("dp·tp·pp = devices", fmt::format("tp·pp = {}·{} does not divide the {} devices of {}", s.tp,
-                                                    s.pp, devices, c.name));
-    s.dp = static_cast<int>(devices / (static_cast<std::int64_t>(s.tp) * s.pp));
-  }
-  if (s.dp < 1 || s.tp < 1 || s.pp < 1) rule_error("degrees >= 1", "dp, tp and pp must be >= 1");
-  if (static_cast<std::int64_t>(s.dp) * s.tp * s.pp != devices)
-    rule_error("dp·tp·pp = devices", fmt::format("dp·tp·pp = {}·{}·{} = {} but cluster {} has {} devices", s.dp, s.tp,
-                                                  s.pp, static_cast<std::int64_t>(s.dp) * s.tp * s.pp, c.name, devices));
   if (s.micro_batch < 1) rule_error("mbs >= 1", fmt::format("mbs = {}", s.micro_batch));
   if (s.global_batch < 1) rule_error("gbs given", "gbs (global batch size) is required, e.g. gbs=512");
   if (s.global_batch % (static_cast<std::int64_t>(s.dp) * s.micro_batch) != 0)

@@ -19,11 +19,9 @@ namespace {
 // per-device reference path.
 bool light_baselines(const hw::Cluster& c, const PlanOptions& opt) { return opt.symmetry && light_estimates(c); }
 
-cost::Strategy base_strategy(const hw::Cluster& c, int dp, int tp, int pp, std::int64_t mbs, const PlanOptions& opt) {
+cost::Strategy base_strategy(const hw::Cluster& c, const cost::Dims& d, std::int64_t mbs, const PlanOptions& opt) {
   cost::Strategy s;
-  s.dp = dp;
-  s.tp = tp;
-  s.pp = pp;
+  static_cast<cost::Dims&>(s) = d;
   s.micro_batch = mbs;
   s.global_batch = opt.global_batch;
   s.dtype = opt.dtype;
@@ -48,9 +46,9 @@ struct UnitCache {
   std::map<const std::vector<int>*, bool> identity;  // the search's placements checked to be the identity
 };
 // The search's cp = 1 unit (dp, tp, pp) on the identity placement, if any.
-const DegreeUnit* search_unit(UnitCache& cache, int dp, int tp, int pp) {
+const DegreeUnit* search_unit(UnitCache& cache, const cost::Dims& d) {
   for (const auto& u : cache.search.units) {
-    if (u.dp != dp || u.tp != tp || u.pp != pp || u.proto.cp != 1 || u.placement_label != "megatron") continue;
+    if (u.dp != d.dp || u.tp != d.tp || u.pp != d.pp || u.proto.cp != d.cp || u.placement_label != "megatron") continue;
     auto [it, fresh] = cache.identity.emplace(u.placement.get(), false);
     if (fresh) {
       bool id = true;
@@ -68,10 +66,10 @@ cost::Estimate estimate_on_unit(const model::Model& m, const hw::Cluster& c, con
   auto& units = cache.units;
   auto it = units.find({s.tp, s.pp});
   if (it == units.end() && s.cp == 1)
-    if (const DegreeUnit* u = search_unit(cache, s.dp, s.tp, s.pp)) it = units.emplace(std::make_pair(s.tp, s.pp), *u).first;
+    if (const DegreeUnit* u = search_unit(cache, s)) it = units.emplace(std::make_pair(s.tp, s.pp), *u).first;
   if (it == units.end()) {
-    it = units.emplace(std::make_pair(s.tp, s.pp), make_degree_unit(m, c, s.dp, s.tp, s.pp, megatron_placement(c),
-                                                                    "megatron", s.global_batch, s.dtype, opt.cost)).first;
+    it = units.emplace(std::make_pair(s.tp, s.pp), make_degree_unit(m, c, s, megatron_placement(c), "megatron",
+                                                                    s.global_batch, s.dtype, opt.cost)).first;
     it->second.peak_flops_sum = hw::total_peak_flops(c, s.dtype);
     it->second.proto.eager_elementwise = s.eager_elementwise;
     it->second.proto.fp8_separate_casts = s.fp8_separate_casts;
@@ -123,7 +121,7 @@ Baseline megatron_baseline(const model::Model& m, const hw::Cluster& c, const Pl
       if (fitting_product && prod > fitting_product) break;
       const int dp = n / prod;
       if (opt.global_batch % (static_cast<std::int64_t>(dp) * mbs) != 0) continue;
-      cost::Strategy s = base_strategy(c, dp, tp, pp, mbs, opt);
+      cost::Strategy s = base_strategy(c, cost::Dims{.dp = dp, .tp = tp, .pp = pp}, mbs, opt);
       s.split = cost::default_split(m, pp);
       cost::Estimate e = estimate_on_unit(m, c, s, opt, units);
       ++res.evaluated;
@@ -158,7 +156,7 @@ Baseline data_parallel_baseline(const model::Model& m, const hw::Cluster& c, con
   for (std::int64_t mbs : divisors_of_quotient(divisors(opt.global_batch), opt.global_batch, n,
                                                max_useful_micro_batch(m, c, 1, opt.dtype)))
     for (auto rc : rcs) {
-      cost::Strategy s = base_strategy(c, n, 1, 1, mbs, opt);
+      cost::Strategy s = base_strategy(c, cost::Dims{.dp = n}, mbs, opt);
       s.zero_stage = n > 1 ? zero : 0;
       s.recompute = rc;
       s.recompute_early_stop = opt.recompute_early_stop && rc == model::Recompute::full;
@@ -215,7 +213,7 @@ void anneal_top(const model::Model& m, const hw::Cluster& c, const PlanOptions& 
       const cost::Estimate e = cost::estimate(m, c, s, opt.cost);
       return e.fits ? e.iteration_time_s : INFINITY;
     };
-    const auto placed = anneal_placement(c, base.dp_cp(), base.tp, base.pp, base.placement, cost_of,
+    const auto placed = anneal_placement(c, base, base.placement, cost_of,
                                          opt.anneal_seed + i, opt.anneal_iterations);
     res.evaluated += opt.anneal_iterations + 1;
     if (placed == base.placement) continue;

@@ -13,10 +13,11 @@ namespace strata::plan::detail {
 
 // plan --engine: the engine's predicate (cost::engine_cannot_run_strategy) on each configuration before it is
 // costed; its rejections are counted per feature ("engine E: ..."). A no-op without an engine.
-std::optional<std::string> EngineFilter::degrees(int dp, int tp, int pp, int cp) const {
+std::optional<std::string> EngineFilter::degrees(const cost::Dims& d) const {
   if (!opt.engine) return std::nullopt;
+  const int tp = d.tp, pp = d.pp, cp = d.cp;
   cost::Strategy s;
-  s.dp = dp, s.tp = tp, s.pp = pp, s.cp = cp;
+  static_cast<cost::Dims&>(s) = d;
   s.sequence_parallel = tp > 1 && opt.engine->sequence_parallel != "never";  // degrees alone: any sp form
   s.zero_stage = opt.engine->zero_stages.back();
   s.dtype = opt.dtype;

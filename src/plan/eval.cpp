@@ -45,17 +45,18 @@ auto ctx_key(const cost::StageContext& x) {
 }
 }  // namespace
 
-DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp, int tp, int pp,
+DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, const cost::Dims& d,
                             std::vector<int> placement, std::string label, std::int64_t gbs, hw::Dtype dtype,
-                            const cost::CostOptions& opt, int cp) {
-  return make_degree_unit(m, c, dp, tp, pp, std::make_shared<const std::vector<int>>(std::move(placement)),
-                          std::move(label), gbs, dtype, opt, cp);
+                            const cost::CostOptions& opt) {
+  return make_degree_unit(m, c, d, std::make_shared<const std::vector<int>>(std::move(placement)), std::move(label),
+                          gbs, dtype, opt);
 }
 
-DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp, int tp, int pp,
+DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, const cost::Dims& d,
                             std::shared_ptr<const std::vector<int>> placement, std::string label, std::int64_t gbs,
-                            hw::Dtype dtype, const cost::CostOptions& opt, int cp, bool reuse_twins,
+                            hw::Dtype dtype, const cost::CostOptions& opt, bool reuse_twins,
                             const std::vector<int>* stage_twins) {
+  const int dp = d.dp, tp = d.tp, pp = d.pp, cp = d.cp;
   DegreeUnit u;
   u.dp = dp;
   u.tp = tp;

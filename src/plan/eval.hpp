@@ -73,15 +73,15 @@ struct CutCache {
   std::once_flag classes_once;
   std::vector<int> boundary_class;  // [boundary] its first hw::same_boundary_topology twin (itself if none)
 };
-DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp, int tp, int pp,
+DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, const cost::Dims& d,
                             std::vector<int> placement, std::string label, std::int64_t gbs, hw::Dtype dtype,
-                            const cost::CostOptions& opt, int cp = 1);
+                            const cost::CostOptions& opt);
 // reuse_twins = false builds every stage's context (the per-device reference path of PlanOptions::symmetry).
 // `stage_twins` (optional, with reuse_twins): the stages' first same_topology twins, which depend on the placement
 // and pp only (plan/unit_memo stage_twins, shared by the units of one (placement, pp)); nullptr = tested here.
-DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, int dp, int tp, int pp,
+DegreeUnit make_degree_unit(const model::Model& m, const hw::Cluster& c, const cost::Dims& d,
                             std::shared_ptr<const std::vector<int>> placement, std::string label, std::int64_t gbs,
-                            hw::Dtype dtype, const cost::CostOptions& opt, int cp = 1, bool reuse_twins = true,
+                            hw::Dtype dtype, const cost::CostOptions& opt, bool reuse_twins = true,
                             const std::vector<int>* stage_twins = nullptr);
 
 // The knobs below the degrees.

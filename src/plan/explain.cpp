@@ -70,8 +70,8 @@ std::vector<std::string> explain(const model::Model& m, const hw::Cluster& c, co
 
   // Stage runs per GPU type, with layers and per-type block time.
   const auto types = stage_gpu_types(c, s);
-  const DegreeUnit u = make_degree_unit(m, c, s.dp, s.tp, s.pp, s.placement, best.placement_label, s.global_batch,
-                                        s.dtype, opt.cost, s.cp);
+  const DegreeUnit u =
+      make_degree_unit(m, c, s, s.placement, best.placement_label, s.global_batch, s.dtype, opt.cost);
   cost::Strategy probe = s;
   const ClassCosts cc = class_costs(m, li, u, probe);
   const int shape = main_shape(li);

@@ -112,7 +112,8 @@ std::vector<int> megatron_placement(const hw::Cluster& c) {
   return p;
 }
 
-std::vector<PlacementCandidate> hetero_placements(const hw::Cluster& c, int /*dp*/, int tp, int /*pp*/) {
+std::vector<PlacementCandidate> hetero_placements(const hw::Cluster& c, const cost::Dims& d) {
+  const int tp = d.tp;  // the candidates depend on tp only
   std::vector<PlacementCandidate> out;
   out.push_back({megatron_placement(c), "megatron"});
   const int k = static_cast<int>(c.gpu_types.size());
@@ -147,10 +148,10 @@ std::vector<PlacementCandidate> hetero_placements(const hw::Cluster& c, int /*dp
   return out;
 }
 
-std::vector<int> anneal_placement(const hw::Cluster& c, int dp, int tp, int pp, const std::vector<int>& start,
+std::vector<int> anneal_placement(const hw::Cluster& c, const cost::Dims& d, const std::vector<int>& start,
                                   const std::function<double(const std::vector<int>&)>& cost, std::uint64_t seed,
                                   int iterations) {
-  const int n = dp * tp * pp;
+  const int n = d.world(), tp = d.tp;
   std::vector<int> cur = start, best = start;
   double cur_cost = cost(cur), best_cost = cur_cost;
   if (n < 2 || iterations <= 0 || !std::isfinite(cur_cost)) return best;

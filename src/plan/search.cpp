@@ -193,7 +193,7 @@ class PlacementCache {
     if (auto it = by_tp_.find(tp); it != by_tp_.end()) return it->second;
     std::vector<PlacementCandidate> places;
     if (mode_ == PlacementMode::megatron) places.push_back({megatron_placement(c_), "megatron"});
-    else places = hetero_placements(c_, c_.num_devices() / tp, tp, 1);
+    else places = hetero_placements(c_, cost::Dims{.dp = c_.num_devices() / tp, .tp = tp, .pp = 1});
     std::vector<Entry> out;
     for (auto& pc : places) out.emplace_back(intern(std::move(pc.placement)), std::move(pc.label));
     return by_tp_.emplace(tp, std::move(out)).first->second;
@@ -277,14 +277,15 @@ Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOp
         rej.add("degrees: gbs not divisible by dp", 1, ex);
         continue;
       }
-      if (const auto why = engine.degrees(dp, tp, pp, cp)) {
+      const cost::Dims dims{.dp = dp, .tp = tp, .pp = pp, .cp = cp};
+      if (const auto why = engine.degrees(dims)) {
         rej.add(*why, 1, ex);
         continue;
       }
       sp.valid_dp.push_back(dp);
       for (const auto& [placement, label] : places.of(tp)) {  // tp groups in order: the same for any dp·cp·pp
         const int unit = static_cast<int>(sp.units.size());
-        sp.units.push_back(builder.build(dp, tp, pp, cp, placement, label));
+        sp.units.push_back(builder.build(dims, placement, label));
         std::vector<model::Recompute> rcs = base_rcs;
         // Oases (opt-in like pipedream/2bw: no engine export expresses it, docs/planner.md): cross-pass recompute.
         const bool oases = opt.space == Space::all && tp > 1;
@@ -583,7 +584,7 @@ bool optimal_split(const model::Model& m, const hw::Cluster& c, cost::Strategy& 
   if (s.placement.empty()) s.placement = megatron_placement(c);
   const detail::LayerIndex li = detail::index_layers(m);
   DegreeUnit u =
-      detail::make_degree_unit(m, c, s.dp, s.tp, s.pp, s.placement, "given", s.global_batch, s.dtype, opt, s.cp);
+      detail::make_degree_unit(m, c, s, s.placement, "given", s.global_batch, s.dtype, opt);
   u.proto = s;
   u.proto.split.clear();
   u.proto.placement.clear();  // the unit's placement is u.placement

@@ -73,7 +73,7 @@ struct EngineFilter {
   const model::Model& m;
   const hw::Cluster& c;
   // Degree limits only (tp, pp, cp): the knobs below the degrees are filtered per configuration.
-  std::optional<std::string> degrees(int dp, int tp, int pp, int cp) const;
+  std::optional<std::string> degrees(const cost::Dims& d) const;
   // The schedules of (unit, variant) the engine can run; the others counted in `rej` per feature.
   std::vector<ScheduleChoice> schedules(const DegreeUnit& u, const Variant& var, const std::vector<ScheduleChoice>& all,
                                         Rejections& rej) const;

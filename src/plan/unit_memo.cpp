@@ -57,16 +57,17 @@ std::vector<int> stage_twins(const hw::Cluster& c, const std::vector<int>& place
   return twin;
 }
 
-DegreeUnit UnitBuilder::build(int dp, int tp, int pp, int cp, const std::shared_ptr<const std::vector<int>>& placement,
+DegreeUnit UnitBuilder::build(const cost::Dims& d, const std::shared_ptr<const std::vector<int>>& placement,
                               const std::string& label) {
+  const int pp = d.pp, tp = d.tp;
   const std::vector<int>* twins = nullptr;
   if (opt_.symmetry) {
     auto it = twins_.find({placement.get(), pp});
     if (it == twins_.end()) it = twins_.emplace(std::make_pair(placement.get(), pp), stage_twins(c_, *placement, pp)).first;
     twins = &it->second;
   }
-  DegreeUnit u = make_degree_unit(m_, c_, dp, tp, pp, placement, label, opt_.global_batch, opt_.dtype, opt_.cost, cp,
-                                  opt_.symmetry, twins);
+  DegreeUnit u = make_degree_unit(m_, c_, d, placement, label, opt_.global_batch, opt_.dtype, opt_.cost, opt_.symmetry,
+                                  twins);
   u.peak_flops_sum = peak_flops_sum_;
   u.proto.eager_elementwise = opt_.eager_elementwise;
   u.proto.recompute_early_stop = opt_.recompute_early_stop;  // applied to the full-recompute variants (eval.cpp)

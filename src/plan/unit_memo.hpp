@@ -29,7 +29,7 @@ class UnitBuilder {
  public:
   UnitBuilder(const model::Model& m, const hw::Cluster& c, const PlanOptions& opt)
       : m_(m), c_(c), opt_(opt), peak_flops_sum_(hw::total_peak_flops(c, opt.dtype)) {}
-  DegreeUnit build(int dp, int tp, int pp, int cp, const std::shared_ptr<const std::vector<int>>& placement,
+  DegreeUnit build(const cost::Dims& d, const std::shared_ptr<const std::vector<int>>& placement,
                    const std::string& label);
 
  private:

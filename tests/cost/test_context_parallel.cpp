@@ -80,10 +80,10 @@ TEST(ContextParallel, PerRankWorkAndActivationsAreDividedByCp) {
 TEST(ContextParallel, KvBlockBytesClosedForm) {
   const auto m = llama_like(65536);
   // 2 (K, V) · b · s/cp · kv/t · head_dim · bytes = 2 · 2 · 8192 · 2 · 128 · 2
-  EXPECT_DOUBLE_EQ(cp_kv_block_bytes(m.layers[1], 2, 65536, 4, 8, 2.0), 2.0 * 2 * 8192 * 2 * 128 * 2);
+  EXPECT_DOUBLE_EQ(cp_kv_block_bytes(m.layers[1], 2, 65536, Dims{.tp = 4, .cp = 8}, 2.0), 2.0 * 2 * 8192 * 2 * 128 * 2);
   // tp above the kv heads: one (replicated) kv head per rank.
-  EXPECT_DOUBLE_EQ(cp_kv_block_bytes(m.layers[1], 1, 65536, 16, 8, 2.0), 2.0 * 8192 * 1 * 128 * 2);
-  EXPECT_EQ(cp_kv_block_bytes(m.layers[0], 1, 65536, 1, 8, 2.0), 0.0);  // the embedding has no attention
+  EXPECT_DOUBLE_EQ(cp_kv_block_bytes(m.layers[1], 1, 65536, Dims{.tp = 16, .cp = 8}, 2.0), 2.0 * 8192 * 1 * 128 * 2);
+  EXPECT_EQ(cp_kv_block_bytes(m.layers[0], 1, 65536, Dims{.cp = 8}, 2.0), 0.0);  // the embedding has no attention
 }
 
 TEST(ContextParallel, RingAttentionExchangeClosedForms) {

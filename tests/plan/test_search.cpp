@@ -389,7 +389,7 @@ TEST(Search, ImpossibleRequestsSayWhatWouldWork) {
 TEST(Placement, HeteroPlacementsKeepTpGroupsOnOneTypeAndFastLinks) {
   const auto cat = hw::builtin_catalog();
   const auto c = hw::resolve_cluster("p3.8xlarge:1+g4dn.12xlarge:1", cat);
-  const auto cands = hetero_placements(c, 2, 2, 2);
+  const auto cands = hetero_placements(c, cost::Dims{.dp = 2, .tp = 2, .pp = 2});
   ASSERT_GE(cands.size(), 3u);  // megatron + two type orders
   EXPECT_EQ(cands[0].label, "megatron");
   for (const auto& pc : cands) {
@@ -415,8 +415,8 @@ TEST(Placement, AnnealIsSeededDeterministicAndNeverWorse) {
     return s;
   };
   // dp=2, tp=2, pp=2: whole tp groups may swap, devices only within their GPU type.
-  const auto a = anneal_placement(c, 2, 2, 2, start, cost, 7, 500);
-  const auto b = anneal_placement(c, 2, 2, 2, start, cost, 7, 500);
+  const auto a = anneal_placement(c, cost::Dims{.dp = 2, .tp = 2, .pp = 2}, start, cost, 7, 500);
+  const auto b = anneal_placement(c, cost::Dims{.dp = 2, .tp = 2, .pp = 2}, start, cost, 7, 500);
   EXPECT_EQ(a, b);
   EXPECT_LT(cost(a), cost(start));
   std::vector<int> sorted = a;

@@ -13,6 +13,7 @@
 #pragma once
 #include <cstdint>
 
+#include "strata/cost/dims.hpp"
 #include "strata/model/layer.hpp"
 
 namespace strata::cost {
@@ -21,7 +22,8 @@ namespace strata::cost {
 //   2 · b · (seq/cp) · kv_heads_per_tp_rank · head_dim · bytes_per_element
 // (kv_heads_per_tp_rank = max(kv_heads/tp, 1): Megatron replicates kv heads when tp > kv_heads). 0 for layers
 // without self-attention.
-double cp_kv_block_bytes(const model::LayerSpec& l, std::int64_t micro_batch, std::int64_t seq, int tp, int cp,
+// (tp and cp of `d`).
+double cp_kv_block_bytes(const model::LayerSpec& l, std::int64_t micro_batch, std::int64_t seq, const Dims& d,
                          double bytes_per_element);
 
 struct RingAttentionComm {

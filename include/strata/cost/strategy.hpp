@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "strata/cost/dims.hpp"
 #include "strata/hw/cluster.hpp"
 #include "strata/hw/hardware.hpp"
 #include "strata/model/layer.hpp"
@@ -75,11 +76,8 @@ struct StageChoice {
   bool operator==(const StageChoice&) const = default;
 };
 
-struct Strategy {
-  int dp = 1, tp = 1, pp = 1;
-  // Context parallelism (ring attention over cp ranks, each holding seq/cp tokens of every sample; Megatron-core
-  // rank order tp, cp, dp, pp). 1 = none. docs/strategy.md, cost/context_parallel.hpp.
-  int cp = 1;
+// The degrees (dp, tp, pp, cp) are the Dims base (cost/dims.hpp: one type, its completion and the rank order).
+struct Strategy : Dims {
   std::int64_t micro_batch = 1;          // mbs
   std::int64_t global_batch = 1;         // gbs; micro-batches per pipeline m = gbs / (dp·mbs)
   int virtual_stages = 1;                // v: model chunks per device (interleaved schedule)
@@ -145,14 +143,9 @@ struct Strategy {
   std::int64_t num_micro_batches() const {
     return dp > 0 && micro_batch > 0 ? global_batch / (static_cast<std::int64_t>(dp) * micro_batch) : 0;
   }
-  int num_devices() const { return dp * cp * tp * pp; }  // uniform form (0 in the per-stage form: devices_used)
-  // Ranks of a stage that replicate its weights: Megatron's data-parallel group with context parallelism (dp·cp),
-  // over which gradients are reduced and ZeRO shards.
-  int dp_cp() const { return dp * cp; }
-  // dp_rank runs over the dp·cp replicas of the stage: dp_rank = d·cp + c (tp fastest, then cp, then dp).
-  int device(int stage, int dp_rank, int tp_rank) const {
-    return placement[(stage * dp * cp + dp_rank) * tp + tp_rank];
-  }
+  int num_devices() const { return world(); }  // uniform form (0 in the per-stage form: devices_used)
+  // The device of a rank (Dims::rank: dp_rank = d·cp + c over the stage's dp·cp replicas, tp fastest).
+  int device(int stage, int dp_rank, int tp_rank) const { return placement[rank(stage, dp_rank, tp_rank)]; }
   bool operator==(const Strategy&) const = default;
 };
 
@@ -199,9 +192,8 @@ bool is_uniform(const Strategy& s);
 void require_uniform(const Strategy& s, std::string_view doing = "costing");
 
 // One pipeline stage of a complete strategy of either form, so consumers can be written once.
-struct StageView {
-  int dp = 1, tp = 1;
-  int cp = 1;                           // context parallelism (uniform form only)
+// A stage's degrees are its Dims (pp = 1; cp > 1 in the uniform form only).
+struct StageView : Dims {
   std::vector<int> devices;             // dp·cp·tp devices in rank order ((d·cp + c)·tp + tp_rank)
   int gpu_type = -1;                    // index into Cluster::gpu_types; -1 = the devices mix types
   struct Chunk {

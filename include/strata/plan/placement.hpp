@@ -32,12 +32,12 @@ std::vector<int> megatron_placement(const hw::Cluster& c);
 // node's bandwidth matrix when it has one), grouped by GPU type, stage groups in every order of the GPU types
 // (all permutations up to 4 types, else appearance / fastest-first / slowest-first). The Megatron identity is
 // always the first candidate; duplicates are removed. Deterministic.
-std::vector<PlacementCandidate> hetero_placements(const hw::Cluster& c, int dp, int tp, int pp);
+std::vector<PlacementCandidate> hetero_placements(const hw::Cluster& c, const cost::Dims& d);
 
 // AMP-style simulated annealing (seeded, deterministic): starting from `start`, swap two devices of the same GPU
 // type or two whole tp groups, accept by the Metropolis rule on cost(placement), geometric cooling. Returns the
 // best placement seen (never worse than `start`).
-std::vector<int> anneal_placement(const hw::Cluster& c, int dp, int tp, int pp, const std::vector<int>& start,
+std::vector<int> anneal_placement(const hw::Cluster& c, const cost::Dims& d, const std::vector<int>& start,
                                   const std::function<double(const std::vector<int>&)>& cost,
                                   std::uint64_t seed, int iterations);
 
