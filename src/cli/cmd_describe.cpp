@@ -244,7 +244,7 @@ void register_describe_command(CLI::App& app) {
       "activation bytes, training FLOPs per token) and optionally a cluster (devices, GPU types, total memory, "
       "peak FLOP/s, bandwidth classes).\n\nExamples:\n  strata describe --model gpt3-175b\n"
       "  strata describe --model llama3-8b --cluster dgx-a100:2 --seq 4096\n"
-      "  strata describe --cluster gb200-nvl72:2   (the cluster alone: host, NVLink domain and network tiers)\n"
+      "  strata describe --cluster gb200-nvl72:2\n"
       "  strata describe --model examples/model_custom_layers.json --json");
   cmd->add_option("--model", opt->model,
                   "Built-in model name (see `strata models`) or the path of a model JSON file (docs/models.md); "
