@@ -105,7 +105,13 @@ EstimateResult run_estimate(py::object model, py::object cluster, py::object str
   if (!headroom.is_none()) opt.memory_headroom = as_headroom(headroom, "estimate: --memory-headroom");
   if (engine) {  // as `strata estimate --engine` (cli/engine_flag.cpp)
     const auto& p = cost::engine_profile(*engine, "estimate: --engine");
-    cost::apply_engine_traits(p, *r.c, r.s);
+    // The user's keys (keywords, and the keys of a strategy text) win over the engine's traits, as on the CLI.
+    std::set<std::string> given = strategy.is_none() || !py::isinstance<py::str>(strategy)
+                                      ? std::set<std::string>{}
+                                      : cost::strategy_text_keys(strategy.cast<std::string>());
+    for (const auto& [k, v] : keys)
+      if (!v.is_none()) given.insert(std::string(keyword_row(py::str(k).cast<std::string>(), "estimate", false).name));
+    cost::apply_engine_traits(p, *r.c, r.s, given);
     if (const auto why = cost::engine_cannot_run(p, *r.m, *r.c, r.s))
       throw core::InputError(fmt::format("estimate: --engine {} cannot run {}", p.name, *why));
     if (headroom.is_none()) opt.memory_headroom.fraction = p.allocator_headroom_fraction;

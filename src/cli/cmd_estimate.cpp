@@ -100,7 +100,8 @@ void run_estimate(const EstimateArgs& a) {
   }
   if (a.memory_headroom_given)
     opt.memory_headroom = cost::parse_memory_headroom(a.memory_headroom, "estimate: --memory-headroom");
-  if (const auto p = engine_from_flag(a.engine, "estimate: --engine")) apply_engine_flag(*p, m, c, s, &opt, "estimate");
+  if (const auto p = engine_from_flag(a.engine, "estimate: --engine"))
+    apply_engine_flag(*p, m, c, s, &opt, "estimate", cost::strategy_text_keys(a.strategy));
   const auto e = cost::estimate(m, c, s, opt);
   if (a.json) {
     fmt::print("{}\n", core::dump_json(cost::estimate_report_json(m, c, s, e)));

@@ -25,6 +25,7 @@
 #include "strata/cost/memory.hpp"
 #include "strata/cost/profile.hpp"
 #include "strata/cost/strategy.hpp"
+#include "strata/cost/strategy_keys.hpp"
 #include "strata/hw/cluster.hpp"
 #include "strata/model/model.hpp"
 #include "strata/plan/placement.hpp"
@@ -136,7 +137,8 @@ void run_simulate(const SimulateArgs& a) {
     profile = cost::load_profile_file(a.profile);
     opt.cost.profile = &*profile;
   }
-  if (const auto p = engine_from_flag(a.engine, "simulate: --engine")) apply_engine_flag(*p, m, c, s, &opt.cost, "simulate");
+  if (const auto p = engine_from_flag(a.engine, "simulate: --engine"))
+    apply_engine_flag(*p, m, c, s, &opt.cost, "simulate", cost::strategy_text_keys(a.strategy));
   // Stages of different widths (per-stage plans, every schedule): the stage-by-stage replay.
   const PerStageSimFlags flags{a.json, !a.trace.empty(), a.full, a.iterations.has_value(),
                               a.overlap_slowdown.has_value()};

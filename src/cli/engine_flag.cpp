@@ -22,8 +22,8 @@ std::optional<cost::EngineProfile> engine_from_flag(const std::string& name, con
 }
 
 void apply_engine_flag(const cost::EngineProfile& p, const model::Model& m, const hw::Cluster& c, cost::Strategy& s,
-                       cost::CostOptions* opt, const std::string& cmd) {
-  cost::apply_engine_traits(p, c, s);
+                       cost::CostOptions* opt, const std::string& cmd, const std::set<std::string>& given) {
+  cost::apply_engine_traits(p, c, s, given);
   if (const auto why = cost::engine_cannot_run(p, m, c, s))
     throw core::InputError(fmt::format("{}: --engine {} cannot run {}", cmd, p.name, *why));
   if (opt && opt->memory_headroom.bytes < 0 && opt->memory_headroom.fraction < 0)

@@ -299,13 +299,15 @@ std::optional<std::string> engine_cannot_run(const EngineProfile& p, const model
   return engine_cannot_run_strategy(p, m, c, s);
 }
 
-void apply_engine_traits(const EngineProfile& p, const hw::Cluster& c, Strategy& s) {
-  s.eager_elementwise = p.eager_elementwise;
-  s.recompute_early_stop = p.recompute_early_stop && s.recompute == model::Recompute::full;
-  s.fp8_separate_casts = p.fp8_separate_casts && s.dtype == hw::Dtype::fp8;
-  s.fp32_loss = p.loss == "fp32";                                            // loss=: the engine's loss path
-  s.optim = parse_optimizer_step(p.optimizer, "engine " + p.name + ": optimizer");  // optim=: its AdamW step
-  s.grads = parse_grad_buffer(p.grads, "engine " + p.name + ": grads");               // grads=: its gradients
+void apply_engine_traits(const EngineProfile& p, const hw::Cluster& c, Strategy& s, const std::set<std::string>& given) {
+  const auto mine = [&](const char* key) { return given.count(key) == 0; };  // the engine sets what the user did not
+  if (mine("elementwise")) s.eager_elementwise = p.eager_elementwise;
+  if (mine("earlystop")) s.recompute_early_stop = p.recompute_early_stop && s.recompute == model::Recompute::full;
+  if (mine("fp8cast")) s.fp8_separate_casts = p.fp8_separate_casts && s.dtype == hw::Dtype::fp8;
+  if (mine("loss")) s.fp32_loss = p.loss == "fp32";                                            // its loss path
+  if (mine("optim")) s.optim = parse_optimizer_step(p.optimizer, "engine " + p.name + ": optimizer");  // AdamW step
+  if (mine("grads")) s.grads = parse_grad_buffer(p.grads, "engine " + p.name + ": grads");               // gradients
+  if (!mine("attention")) return;
   // The kernel per GPU type from the profile's table (first matching row; none = the GPU's default).
   bool all_default = true, all_same = true;
   std::optional<model::AttentionKernel> first;

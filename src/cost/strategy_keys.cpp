@@ -637,4 +637,20 @@ void set_strategy_key(Strategy& s, std::string_view key, std::string_view value,
   throw InputError(fmt::format("{}: unknown key '{}' (valid keys: {})", where, key, strategy_key_list()));
 }
 
+std::set<std::string> strategy_text_keys(std::string_view text) {
+  std::set<std::string> out;
+  for (std::size_t start = 0; start <= text.size();) {
+    const std::size_t end = std::min(text.find(',', start), text.size());
+    const std::string_view item = text.substr(start, end - start);
+    std::string_view name = item.substr(0, item.find('='));
+    while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+    while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+    const std::string key = core::to_lower(name);
+    for (const auto& k : strategy_keys())
+      if (k.name == key || k.python_name == key) out.insert(std::string(k.name));
+    start = end + 1;
+  }
+  return out;
+}
+
 }  // namespace strata::cost

@@ -313,3 +313,17 @@ def test_stub_matches_module():
                 for m in members:
                     assert hasattr(obj, m), f"{node.name}.{m}"
     assert public == set(strata.__all__)
+
+
+# ---- an explicit key wins over the engine's trait (issue 46 item 3), as on the CLI ----------------------------
+def test_explicit_key_wins_over_engine_trait_and_is_refused_where_the_engine_cannot(cli_error):
+    base = ("llama3-8b", "dgx-h100:1", "dp=8,mbs=1,gbs=8")
+    eager = strata.estimate(*base, engine="pytorch").iteration_time_s
+    fused = strata.estimate(*base, engine="pytorch", elementwise="fused").iteration_time_s
+    assert fused < eager
+    assert strata.estimate("llama3-8b", "dgx-h100:1", "dp=8,mbs=1,gbs=8,elementwise=fused",
+                           engine="pytorch").iteration_time_s == fused
+    with pytest.raises(strata.InputError) as e:
+        strata.estimate(*base, engine="megatron", elementwise="eager")
+    assert str(e.value) == cli_error("estimate", "--model", "llama3-8b", "--cluster", "dgx-h100:1", "--engine",
+                                     "megatron", "--strategy", "dp=8,mbs=1,gbs=8,elementwise=eager")

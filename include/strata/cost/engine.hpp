@@ -5,6 +5,7 @@
 // planner (plan --engine) and the exporter (export::unexpressible_feature) both call it. docs/export.md.
 #pragma once
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -99,8 +100,12 @@ std::optional<std::string> engine_cannot_run_strategy(const EngineProfile& p, co
 std::optional<std::string> engine_cannot_run(const EngineProfile& p, const model::Model& m, const hw::Cluster& c,
                                              const Strategy& s);
 // Sets the stack traits of `p` on `s`: element-wise form, recompute early stop (when recompute=full), fp8 cast
-// form (when dtype=fp8) and the attention kernel per GPU type × dtype (left unset where it is each GPU's default).
-void apply_engine_traits(const EngineProfile& p, const hw::Cluster& c, Strategy& s);
+// form (when dtype=fp8), loss path, AdamW step, gradient buffer and the attention kernel per GPU type × dtype
+// (left unset where it is each GPU's default). `given`: the strategy keys the user wrote (strategy_text_keys,
+// Python keywords) — an explicit key always wins over the engine's trait (torch.compile on --engine pytorch:
+// elementwise=fused); engine_cannot_run then refuses it, naming key and engine, where the engine cannot run it.
+void apply_engine_traits(const EngineProfile& p, const hw::Cluster& c, Strategy& s,
+                         const std::set<std::string>& given = {});
 
 // Whether `when` holds for (c, s) (the atoms above); InputError naming `origin` on an unknown atom.
 bool rule_applies(const std::vector<std::string>& when, const hw::Cluster& c, const Strategy& s,

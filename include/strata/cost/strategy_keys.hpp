@@ -5,6 +5,7 @@
 // its cost + its tests; docs/ARCHITECTURE.md "Strategy keys".
 #pragma once
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -18,6 +19,10 @@
 namespace strata::cost {
 
 // What parse_strategy carries between keys: facts a later key or the end of parsing needs.
+// The keys a --strategy text names ("dp=8,elementwise=fused" → {"dp", "elementwise"}; Python keyword spellings
+// map to their key): what the user wrote, which engine traits never override (cost::apply_engine_traits).
+std::set<std::string> strategy_text_keys(std::string_view text);
+
 struct KeyParseState {
   bool schedule_given = false;  // v > 1 without schedule= means interleaved
   std::optional<std::vector<std::vector<LayerChoice>>> layer_groups;  // layers=, attached to stages= at the end
