@@ -3,6 +3,7 @@
 // is one node of 72 GPUs on 18 hosts of 4 (gpus_per_host), so every GPU pair of the rack has the NVLink 5 rate.
 #include <gtest/gtest.h>
 
+#include "../error_of.hpp"
 #include "strata/core/error.hpp"
 #include "strata/hw/cluster.hpp"
 #include "strata/hw/hardware.hpp"
@@ -15,14 +16,7 @@ const Catalog& cat() {
   return c;
 }
 
-std::string error_of(auto&& fn) {
-  try {
-    fn();
-  } catch (const core::InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+using strata_test::error_of;
 
 TEST(ScaleUpCatalog, NewGpusArePresentWithDenseNumbers) {
   for (const char* name : {"b200", "b300", "gb200", "gb300", "mi325x", "mi350x", "mi355x", "l40s", "h100-nvl",

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "cost/sbp_fixtures.hpp"
+#include "../error_of.hpp"
 #include "strata/core/error.hpp"
 #include "strata/core/json.hpp"
 #include "strata/cost/estimate.hpp"
@@ -14,14 +15,7 @@
 namespace strata::plan {
 namespace {
 
-std::string error_of(auto&& fn) {
-  try {
-    fn();
-  } catch (const core::InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+using strata_test::error_of;
 
 model::Model model_file(const std::string& rel) {
   return model::resolve_model(std::string(STRATA_SOURCE_DIR) + "/" + rel);
