@@ -275,6 +275,7 @@ Space_ enumerate_space(const model::Model& m, const hw::Cluster& c, const PlanOp
       }
       if (gbs % dp != 0) {
         rej.add("degrees: gbs not divisible by dp", 1, ex);
+        sp.gbs_blocked_dp.push_back(dp);
         continue;
       }
       const cost::Dims dims{.dp = dp, .tp = tp, .pp = pp, .cp = cp};
@@ -545,8 +546,13 @@ PlanResult plan(const model::Model& m, const hw::Cluster& c, const PlanOptions& 
   const detail::LayerIndex li = detail::index_layers(m);
   detail::Space_ sp = detail::enumerate_space(m, c, opt, rej);
   if (sp.configs.empty()) {
-    std::vector<int> dps;
-    for (int dp : detail::device_divisors(c.num_devices())) dps.push_back(dp);
+    // The degrees a different gbs would make usable (they passed every other rule); none = no degree at all.
+    std::vector<int> dps = sp.gbs_blocked_dp;
+    if (sp.valid_dp.empty() && dps.empty())
+      throw core::InputError(fmt::format("plan: no (dp, tp, pp) of model {} passes the degree rules on {} ({} devices: "
+                                         "tp divides the heads, pp at most the layers, --max-tp / --max-pp): choose a "
+                                         "device count with such a factorisation",
+                                         m.name, c.name, c.num_devices()));
     if (sp.valid_dp.empty())
       throw core::InputError(fmt::format(
           "plan: --gbs {} is not divisible by any data-parallel degree usable on {} ({} devices, model {}): {}",

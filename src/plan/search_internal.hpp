@@ -27,6 +27,9 @@ struct Space_ {
   std::vector<UnitVariant> uvs;
   std::vector<Config> configs;
   std::vector<int> valid_dp;
+  // Data-parallel degrees whose (tp, pp, cp) passed every rule but gbs % dp: the ones a different gbs would use
+  // (the "closest gbs that works" of the error when no degree is valid).
+  std::vector<int> gbs_blocked_dp;
 };
 
 struct Rejections {
