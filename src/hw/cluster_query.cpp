@@ -314,8 +314,9 @@ double total_peak_flops(const Cluster& c, Dtype dt) {
 std::vector<TierRow> tier_rows(const Cluster& c) {
   std::vector<TierRow> out;
   for (const auto& n : c.nodes) {
+    const std::string link = n.intra_bw_matrix ? "custom matrix" : n.intra.name;
     auto it = std::find_if(out.begin(), out.end(), [&](const TierRow& r) {
-      return r.node_type == n.node_type && r.domain_gpus == n.num_devices && r.domain_link == n.intra.name &&
+      return r.node_type == n.node_type && r.domain_gpus == n.num_devices && r.domain_link == link &&
              r.nics == n.nics && r.nic_link == n.nic.name;
     });
     if (it != out.end()) {
@@ -328,7 +329,7 @@ std::vector<TierRow> tier_rows(const Cluster& c) {
     r.gpus_per_host = n.gpus_per_host > 0 ? n.gpus_per_host : n.num_devices;
     r.hosts = n.num_devices / std::max(1, r.gpus_per_host);
     r.domain_gpus = n.num_devices;
-    r.domain_link = n.intra_bw_matrix ? "custom matrix" : n.intra.name;
+    r.domain_link = link;
     r.domain_bw_bytes_per_s = n.intra.bw_bytes_per_s;
     if (n.intra_bw_matrix) {
       r.domain_bw_bytes_per_s = kInf;

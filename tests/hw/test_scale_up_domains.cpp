@@ -83,6 +83,15 @@ TEST(ScaleUpDomains, Nvl72IsOneNodeOf72GpusOn18Hosts) {
   EXPECT_FALSE(group_links(resolve_cluster("b200:2", cat()), sixteen).intra_node);
 }
 
+TEST(ScaleUpDomains, NodesWithABandwidthMatrixShareOneTierRow) {
+  // p3.16xlarge has an 8×8 NVLink2 matrix: its tier row names the matrix and its slowest pair, once for both nodes.
+  const auto tiers = tier_rows(resolve_cluster("p3.16xlarge:2", cat()));
+  ASSERT_EQ(tiers.size(), 1u);
+  EXPECT_EQ(tiers[0].nodes, 2);
+  EXPECT_EQ(tiers[0].domain_link, "custom matrix");
+  EXPECT_DOUBLE_EQ(tiers[0].domain_bw_bytes_per_s, 15.75e9);
+}
+
 TEST(ScaleUpDomains, HostSizeMustDivideTheDomain) {
   const std::string e = error_of([] {
     cluster_from_json(nlohmann::json::parse(R"({"nodes": [{"count": 1, "name": "rack", "gpu": "gb200",
