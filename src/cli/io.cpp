@@ -76,14 +76,40 @@ CLI::Validator integer_in(core::Range r) {
 
 void write_output(const std::string& path, const std::string& text, const std::string& flag) {
   if (path == "-") {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
+    if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0)
+      throw core::InputError(fmt::format("{}: cannot write standard output ({})", flag, std::strerror(errno)));
     return;
   }
-  std::ofstream f(path, std::ios::binary);
-  if (!f) throw core::InputError(fmt::format("{}: cannot write '{}'", flag, core::printable(path)));
-  f << text;
-  if (!f) throw core::InputError(fmt::format("{}: error writing '{}'", flag, core::printable(path)));
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto st = fs::symlink_status(path, ec);
+  // A device, FIFO or symlink (/dev/stdout, a pipe, a link the user keeps): written in place, never replaced.
+  if (fs::exists(st) && !fs::is_regular_file(st)) {
+    std::ofstream f(path, std::ios::binary);
+    if (!f) throw core::InputError(fmt::format("{}: cannot write '{}'", flag, core::printable(path)));
+    f << text;
+    f.flush();
+    if (!f) throw core::InputError(fmt::format("{}: error writing '{}'", flag, core::printable(path)));
+    return;
+  }
+  // A regular file is whole or absent (issue 49 class 2): written beside the target, renamed over it when complete.
+  const std::string tmp = path + ".strata-tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    if (!f) throw core::InputError(fmt::format("{}: cannot write '{}'", flag, core::printable(path)));
+    f << text;
+    f.flush();
+    if (!f) {
+      f.close();
+      std::remove(tmp.c_str());
+      throw core::InputError(fmt::format("{}: error writing '{}'", flag, core::printable(path)));
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    std::remove(tmp.c_str());
+    throw core::InputError(fmt::format("{}: cannot write '{}' ({})", flag, core::printable(path), std::strerror(err)));
+  }
 }
 
 namespace {
@@ -155,7 +181,12 @@ std::string one_line(const char* what) {
 int parse_and_run(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
-    std::fflush(stdout);
+    // Standard output that could not be written (a full disk, a closed pipe reader) is a failure, not exit 0
+    // (issue 49 class 2): what the command printed is incomplete.
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+      const int err = errno;
+      throw core::InputError(fmt::format("cannot write standard output ({})", err != 0 ? std::strerror(err) : "write error"));
+    }
     if (!notes_after_success().empty()) fmt::print(stderr, "{}", notes_after_success());
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
