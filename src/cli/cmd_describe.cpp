@@ -253,9 +253,9 @@ void register_describe_command(CLI::App& app) {
                   "Cluster: preset (dgx-a100), '<node-type>:<count>[+...]' (p3.8xlarge:3+g4dn.12xlarge:1) or a "
                   "cluster JSON file (docs/clusters.md)");
   CLI::Option* seq = cmd->add_option("--seq", opt->seq, "Sequence length override (text transformer models only; default: the model's)")
-      ->check(integer_in(core::limits::kSeq));
+      ->transform(integer_in(core::limits::kSeq));
   cmd->add_option("--mbs", opt->mbs, "Micro-batch size for the per-layer numbers (default 1)")
-      ->check(integer_in(core::limits::kMbs));
+      ->transform(integer_in(core::limits::kMbs));
   cmd->add_flag("--json", opt->json, "Print JSON (keys: params, num_layers, layers[], cluster{}) instead of tables");
   cmd->callback([opt, seq] {
     opt->seq_given = seq->count() > 0;

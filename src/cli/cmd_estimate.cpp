@@ -198,7 +198,7 @@ void register_estimate_commands(CLI::App& app) {
   est->add_option("--strategy-file", args->strategy_file,
                   "Strategy JSON file, or a plan file from `strata plan --json` (its best strategy; model, cluster "
                   "and seq from the file unless given)");
-  est->add_option("--seq", args->seq, "Sequence length (default: the model's)")->check(integer_in(core::limits::kSeq));
+  est->add_option("--seq", args->seq, "Sequence length (default: the model's)")->transform(integer_in(core::limits::kSeq));
   est->add_option("--profile", args->profile,
                   "Measured profile JSON (`strata profile`) overriding the roofline where it has rows");
   add_memory_headroom_option(est, &args->memory_headroom, &args->memory_headroom_given,

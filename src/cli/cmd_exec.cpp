@@ -27,10 +27,10 @@ void register_exec_commands(CLI::App& app, const ExecHandlers& handlers) {
                   "gbs=8,stages=0+1:dp2:tp1:3/2+3:dp1:tp2:3 (docs/strategy.md)");
   run->add_option("--world-size", ra->world_size,
                   "Number of ranks (default: dp·tp·pp of the strategy; per stage: the sum of dp·tp over the stages)")
-      ->check(integer_in(core::limits::kWorldSize));
-  run->add_option("--steps", ra->steps, "Optimizer steps to run (default 10)")->check(integer_in(core::limits::kSteps));
+      ->transform(integer_in(core::limits::kWorldSize));
+  run->add_option("--steps", ra->steps, "Optimizer steps to run (default 10)")->transform(integer_in(core::limits::kSteps));
   run->add_option("--seed", ra->seed, "Seed of the data stream and the initial weights (default 1)")
-      ->check(integer_in(core::limits::kSeed));
+      ->transform(integer_in(core::limits::kSeed));
   run->add_option("--json", ra->json, "Write the run record as JSON to FILE ('-' = stdout)");
   run->add_option("--timeout", ra->timeout_s,
                   "Seconds a collective, p2p transfer or rendezvous may take before the ranks give up (default 60)")
@@ -40,7 +40,7 @@ void register_exec_commands(CLI::App& app, const ExecHandlers& handlers) {
   run->add_option("--optimizer", ra->optimizer, "adam (default) or sgd");
   run->add_option("--lr", ra->lr, "Learning rate (default 1e-3)")
       ->check(number_in(core::limits::kLr));
-  run->add_option("--threads", ra->threads, "Intra-op threads per rank (default 1)")->check(integer_in({1, 256}));
+  run->add_option("--threads", ra->threads, "Intra-op threads per rank (default 1)")->transform(integer_in({1, 256}));
   run->add_option("--bucket-mb", ra->bucket_mb, "Data-parallel gradient bucket size in MiB (default 1)")
       ->check(number_in(core::limits::kBucketMib));
   run->add_flag("--quiet", ra->quiet, "No progress lines on stderr");
@@ -68,28 +68,28 @@ void register_exec_commands(CLI::App& app, const ExecHandlers& handlers) {
                    "and analytical types and profiles of several types can be merged (docs/cost-model.md, Measured "
                    "profile). Default: no label, the rows apply to every GPU type");
   prof->add_option("--devices", pa->devices, "Devices in the --cluster-out node (default --max-group)")
-      ->check(integer_in({1, 64}));
+      ->transform(integer_in({1, 64}));
   prof->add_option("--max-group", pa->max_group, "Largest collective group to measure (default 8; 0 = none)")
-      ->check(integer_in({0, 16}));
+      ->transform(integer_in({0, 16}));
   prof->add_option("--repeats", pa->repeats, "Timed repetitions per measurement, median kept (default 5)")
-      ->check(integer_in({1, 100000}));
+      ->transform(integer_in({1, 100000}));
   prof->add_option("--comm-repeats", pa->comm_repeats,
                    "Timed iterations of each collective's compute-then-collective loop, mean kept, median of 3 rounds (default 10)")
-      ->check(integer_in({1, 100000}));
+      ->transform(integer_in({1, 100000}));
   prof->add_option("--threads", pa->threads, "Intra-op threads (default 1, as strata run)")
-      ->check(integer_in({1, 256}));
+      ->transform(integer_in({1, 256}));
   prof->add_option("--timeout", pa->timeout_s, "Collective timeout in seconds (default 60)")
       ->check(number_in(core::limits::kTimeoutS));
   prof->add_option("--cpu-cores", pa->cpu_cores,
                    "CPU cores the --cluster-out node's devices share (default: the cores this process may use). "
                    "With more devices than cores the cost model bounds the node's compute by the cores "
                    "(docs/cost-model.md, Shared CPU hosts); 0 leaves the field out")
-      ->check(integer_in({0, 65536}));
+      ->transform(integer_in({0, 65536}));
   prof->add_option("--concurrency", pa->concurrency,
                    "Time the layers in N processes at once (default: min(devices, cores), every core busy, none "
                    "shared). With N above this machine's cores the times include time-sharing a core, and the cluster "
                    "file then has no cpu_cores, so the sharing is not counted twice")
-      ->check(integer_in({1, 64}));
+      ->transform(integer_in({1, 64}));
   prof->callback([pa, h = handlers.profile] { h(*pa); });
 
   // One spawned rank of `strata run` / `strata profile` (not for people: the launcher passes these).

@@ -316,8 +316,8 @@ void run_plan(PlanArgs& a) {
 
 // The flags of the stack the plans are costed for: sequence, precision, kernels, search space and placement.
 void add_stack_flags(CLI::App* cmd, PlanArgs& a) {
-  cmd->add_option("--seq", a.seq, "Sequence length (default: the model's)")->check(integer_in(core::limits::kSeq));
-  cmd->add_option("--top", a.top, "How many plans to list (default 5)")->check(integer_in(core::limits::kTop));
+  cmd->add_option("--seq", a.seq, "Sequence length (default: the model's)")->transform(integer_in(core::limits::kSeq));
+  cmd->add_option("--top", a.top, "How many plans to list (default 5)")->transform(integer_in(core::limits::kTop));
   cmd->add_option("--dtype", a.dtype,
                   "Training precision recipe: fp32, tf32, fp16, bf16 (default) or fp8 (data/precision_recipes.json: "
                   "bytes per parameter, gradient and optimizer state, activation bytes)");
@@ -359,9 +359,9 @@ void add_output_flags(CLI::App* cmd, PlanArgs& a) {
                   "Run the top K predicted plans for real on local processes (libtorch + Gloo, CPU; one process "
                   "per device of the cluster, so use a small cluster such as examples/cluster_cpu_local.json and a "
                   "small GPT such as small-gpt) and re-rank them by measured time (AMP Algorithm 1). Default 0")
-      ->check(integer_in({0, 1000}));
+      ->transform(integer_in({0, 1000}));
   cmd->add_option("--trial-steps", a.trial_steps, "Steps per trial run (default 4; the first is warm-up)")
-      ->check(integer_in(core::limits::kSteps));
+      ->transform(integer_in(core::limits::kSteps));
   cmd->add_option("--trial-timeout", a.trial_timeout_s, "Seconds before a hung trial is stopped (default 120)")
       ->check(number_in(core::limits::kTimeoutS));
   cmd->add_option("--report", a.report_file,
@@ -428,11 +428,11 @@ void register_plan_command(CLI::App& app) {
       "fastest (margin reads as fastest), cheapest ($/sample of the GPUs used, data/gpu_prices.json), budget "
       "(fastest costing at most --budget $/hour)");
   cmd->add_option("--threads", a->threads, "Worker threads (default 1; results are identical for any count)")
-      ->check(integer_in(core::limits::kThreads));
+      ->transform(integer_in(core::limits::kThreads));
   cmd->add_option("--max-tp", a->max_tp, "Largest tensor-parallel degree to consider (0 = no limit)")
-      ->check(integer_in(core::limits::kDegreeCap));
+      ->transform(integer_in(core::limits::kDegreeCap));
   cmd->add_option("--max-pp", a->max_pp, "Largest pipeline-parallel degree to consider (0 = no limit)")
-      ->check(integer_in(core::limits::kDegreeCap));
+      ->transform(integer_in(core::limits::kDegreeCap));
   add_output_flags(cmd, *a);
   cmd->callback([a, cmd] {
     a->given = given_flags(*cmd);

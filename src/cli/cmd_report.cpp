@@ -109,7 +109,7 @@ void register_report_command(CLI::App& app) {
   cmd->add_option("--out", a->files.html, "HTML file to write (default report.html)");
   cmd->add_option("--model", a->model, "Model (default: the plan's; give the file when the plan used a model file)");
   cmd->add_option("--cluster", a->cluster, "Cluster (default: the plan's)");
-  cmd->add_option("--seq", a->seq, "Sequence length (default: the plan's)")->check(integer_in(core::limits::kSeq));
+  cmd->add_option("--seq", a->seq, "Sequence length (default: the plan's)")->transform(integer_in(core::limits::kSeq));
   cmd->add_option("--profile", a->profile, "Measured profile JSON used for the simulation and the sensitivity");
   add_engine_option(cmd, &a->engine, "check the plan is one it runs, costed with its stack (exit 2 otherwise)");
   cmd->add_flag("--quiet", a->files.quiet, "No progress lines on stderr");

@@ -242,26 +242,26 @@ void register_sbp_command(CLI::App& app) {
   cmd->add_option("--mlp", a->mlp, "Instead of --model: dense layer widths, e.g. 32768,16384,4096,2048,512 (AutoDDL "
                                    "§4.6)");
   auto* rows = cmd->add_option("--rows", a->rows, "--mlp: rows (batch) of the micro-batch (default 32768)")
-                   ->check(integer_in({1, 1073741824}));
+                   ->transform(integer_in({1, 1073741824}));
   cmd->add_option("--cluster", a->cluster, "Cluster preset, 'node-type:count' or JSON file (same GPUs on every node)")
       ->required();
   auto* gbs = cmd->add_option("--gbs", a->gbs, "--model: global batch in samples per iteration")
-                  ->check(integer_in(core::limits::kGbs));
+                  ->transform(integer_in(core::limits::kGbs));
   auto* mbs = cmd->add_option("--mbs", a->mbs,
                               "--model: samples per micro-batch over all devices (default: one per device)")
-                  ->check(integer_in(core::limits::kMbs));
+                  ->transform(integer_in(core::limits::kMbs));
   auto* seq = cmd->add_option("--seq", a->seq, "--model: sequence length (default: the model's)")
-                  ->check(integer_in(core::limits::kSeq));
+                  ->transform(integer_in(core::limits::kSeq));
   cmd->add_option("--dtype", a->dtype, "Precision recipe for bytes per element/parameter (default bf16)");
   cmd->add_option("--search", a->search, "auto (default: exhaustive up to 2e6 strategies, else cd), exhaustive, cd "
                                          "(coordinate descent, random restarts), mh (Metropolis-Hastings)");
   cmd->add_option("--objective", a->objective, "time (default: alpha-beta time on the links) or bytes per device");
   cmd->add_option("--seed", a->seed, "Seed of cd restarts and mh (default 1; same seed, same output)")
-      ->check(integer_in(core::limits::kSeed));
-  cmd->add_option("--restarts", a->restarts, "cd: random restarts (default 256)")->check(integer_in({1, 1000000}));
-  cmd->add_option("--mh-steps", a->mh_steps, "mh: proposals (default 20000)")->check(integer_in({1, 100000000}));
+      ->transform(integer_in(core::limits::kSeed));
+  cmd->add_option("--restarts", a->restarts, "cd: random restarts (default 256)")->transform(integer_in({1, 1000000}));
+  cmd->add_option("--mh-steps", a->mh_steps, "mh: proposals (default 20000)")->transform(integer_in({1, 100000000}));
   cmd->add_option("--max-p0", a->max_p0, "Cap on the weight replication p0 (AutoDDL §4.5.2; default 0 = none)")
-      ->check(integer_in({0, 1048576}));
+      ->transform(integer_in({0, 1048576}));
   add_memory_headroom_option(cmd, &a->memory_headroom, &a->memory_headroom_given,
                              "a layout fits when its memory <= capacity - headroom");
   cmd->add_option("--json", a->json_file, "Write the result as JSON here ('-' = stdout, the table goes to stderr)");

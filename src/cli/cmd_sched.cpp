@@ -474,7 +474,7 @@ void register_sched_commands(CLI::App& app) {
   sched->add_option("--slurm-rounds", sa->slurm_rounds,
                     "With --backend slurm: stop after this many rounds and cancel what is left (default: run until "
                     "every job is done)")
-      ->check(integer_in({0, 1000000}));
+      ->transform(integer_in({0, 1000000}));
   sched->add_option("--slurm-timeout", sa->slurm_timeout_s,
                     "With --backend slurm: seconds each Slurm command may take (default 30)")
       ->check(number_in(core::limits::kTimeoutS));

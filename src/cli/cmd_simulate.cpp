@@ -185,11 +185,11 @@ void register_simulate_command(CLI::App& app) {
   cmd->add_option("--strategy-file", a->strategy_file, "Strategy JSON file (or a plan file)");
   add_engine_option(cmd, &a->engine, "simulate the strategy with its stack traits; exit 2 naming what it cannot run");
   cmd->add_option("--seq", a->seq, "Sequence length (default: the model's, or the plan's)")
-      ->check(integer_in(core::limits::kSeq));
+      ->transform(integer_in(core::limits::kSeq));
   cmd->add_option("--iterations", a->iterations,
                   "Batches to simulate (default 1 for flush schedules; 4 for pipedream/2bw, whose iteration time is "
                   "the steady state between batch 1 and batch N-1)")
-      ->check(integer_in(core::limits::kIterations));
+      ->transform(integer_in(core::limits::kIterations));
   cmd->add_option("--trace", a->trace, "Write a Chrome trace-event JSON here (one process per GPU, threads for the "
                                        "compute and communication streams; open in Perfetto)");
   cmd->add_option("--overlap-slowdown", a->overlap_slowdown,

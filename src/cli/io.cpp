@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -70,7 +71,14 @@ CLI::Validator number_in(core::Range r) {
 }
 
 CLI::Validator integer_in(core::Range r) {
-  return CLI::Validator([r](std::string& text) { return core::integer_text_problem(text, r); },
+  return CLI::Validator(
+      [r](std::string& text) {
+        std::string problem = core::integer_text_problem(text, r);
+        // One reading everywhere (issue 49 class 3): the checked decimal value, written back plainly so that CLI11
+        // reads "010" as 10 (not octal 8) and "1e3" as 1000.
+        if (problem.empty()) text = std::to_string(static_cast<long long>(std::strtod(text.c_str(), nullptr)));
+        return problem;
+      },
                         fmt::format("INT in [{}, {}]", core::format_bound(r.lo), core::format_bound(r.hi)));
 }
 
