@@ -231,7 +231,7 @@ const StrategyKey kKeys[] = {
        if (auto sp = core::opt_bool(j, "sp", w)) s.sequence_parallel = *sp;
      },
      .cost_values = cost_field<&Strategy::sequence_parallel>, .copy = copy_field<&Strategy::sequence_parallel>},
-    {.name = "dtype", .values = "fp32|tf32|fp16|bf16|fp8", .default_text = "bf16", .rule = "",
+    {.name = "dtype", .values = "fp32|tf32|fp16|bf16|fp8|mxfp8|fp4", .default_text = "bf16", .rule = "",
      .help = "compute dtype (mixed precision)", .json_name = "dtype", .python_name = "dtype", .json_rank = 140,
      .plan_option = true, .enters_cost = true,
      .parse = [](Strategy& s, std::string_view, std::string_view v, const std::string& where, KeyParseState&) {
@@ -461,67 +461,26 @@ const StrategyKey kKeys[] = {
        if (auto o = core::opt_string(j, "grads", w)) s.grads = parse_grad_buffer(*o, w.field("grads").str());
      },
      .cost_values = cost_field<&Strategy::grads>, .copy = copy_field<&Strategy::grads>},
-    {.name = "gradbuf", .values = "fp32|bf16", .default_text = "fp32",
-     .rule = "", .help = "dtype of the persistent gradient buffer and its data-parallel reduction: fp32 main grads "
-     "(4 B/param; Megatron-LM's default with --bf16) or bf16 (2 B/param; --grad-reduce-in-bf16, Megatron-Bridge's "
-     "recipes)",
+    {.name = "gradbuf", .values = "fp32|bf16", .default_text = "fp32", .rule = "", .help = "gradient buffer and "
+     "its DP reduction: fp32 (4 B/param, Megatron-LM's --bf16 default) or bf16 (2 B/param, --grad-reduce-in-bf16)",
      .json_name = "grad_buffer", .python_name = "gradbuf", .json_rank = 177, .enters_cost = true,
-     .parse = [](Strategy& s, std::string_view, std::string_view v, const std::string& where, KeyParseState&) {
-       const std::string t = core::to_lower(v);
-       if (t != "fp32" && t != "bf16")
-         throw InputError(fmt::format("{}: gradbuf: '{}' is not fp32 or bf16", where, core::printable(std::string(v))));
-       s.grad_buffer_bf16 = t == "bf16";
-     },
-     .text = [](const Strategy& s) -> std::optional<std::string> {
-       if (!s.grad_buffer_bf16) return std::nullopt;
-       return std::string("bf16");
-     },
-     .write_json = [](const Strategy& s, J& j) {
-       if (s.grad_buffer_bf16) j["grad_buffer"] = "bf16";
-     },
-     .read_json = [](const Json& j, const JsonWhere& w, Strategy& s) {
-       if (auto o = core::opt_string(j, "grad_buffer", w)) {
-         if (*o != "fp32" && *o != "bf16") core::fail(w.field("grad_buffer"), "must be fp32 or bf16");
-         s.grad_buffer_bf16 = *o == "bf16";
-       }
-     },
+     .parse = detail::parse_gradbuf, .text = detail::gradbuf_text, .write_json = detail::write_gradbuf_json,
+     .read_json = detail::read_gradbuf_json,
      .cost_values = cost_field<&Strategy::grad_buffer_bf16>, .copy = copy_field<&Strategy::grad_buffer_bf16>},
     {.name = "lpweights", .values = "on|off", .default_text = "off",
      .rule = "needs dtype fp8, mxfp8 or fp4 and zero >= 1",
      .help = "keep the compute weights only in the low-precision dtype and gather them in it (Megatron "
      "--fp8-param-gather / --fp4-param-gather): 1 B/param for fp8, 1 + 1/32 for mxfp8, 0.5625 for fp4 instead of 2",
      .json_name = "low_precision_weights", .python_name = "lpweights", .json_rank = 178, .enters_cost = true,
-     .parse = [](Strategy& s, std::string_view, std::string_view v, const std::string& where, KeyParseState&) {
-       s.low_precision_weights = parse_on_off(v, where, "lpweights");
-     },
-     .text = [](const Strategy& s) -> std::optional<std::string> {
-       if (!s.low_precision_weights) return std::nullopt;
-       return std::string("on");
-     },
-     .write_json = [](const Strategy& s, J& j) {
-       if (s.low_precision_weights) j["low_precision_weights"] = true;
-     },
-     .read_json = [](const Json& j, const JsonWhere& w, Strategy& s) {
-       if (auto o = core::opt_bool(j, "low_precision_weights", w)) s.low_precision_weights = *o;
-     },
-     .cost_values = cost_field<&Strategy::low_precision_weights>,
+     .parse = detail::parse_lpweights, .text = detail::lpweights_text, .write_json = detail::write_lpweights_json,
+     .read_json = detail::read_lpweights_json, .cost_values = cost_field<&Strategy::low_precision_weights>,
      .copy = copy_field<&Strategy::low_precision_weights>},
-    {.name = "offload", .values = "N (blocks)", .default_text = "0",
-     .rule = "pp = 1, no recompute, N < the model's blocks",
+    {.name = "offload", .values = "N (blocks)", .default_text = "0", .rule = "pp = 1, no recompute, N < blocks",
      .help = "activations of N transformer blocks per stage kept in host memory between forward and backward "
      "(Megatron --cpu-offloading-num-layers N; the copies overlap compute)",
      .json_name = "activation_offload_layers", .python_name = "offload", .json_rank = 179, .enters_cost = true,
-     .parse = parse_int_key<&Strategy::activation_offload_layers, 0>,
-     .text = [](const Strategy& s) -> std::optional<std::string> {
-       if (s.activation_offload_layers == 0) return std::nullopt;
-       return std::to_string(s.activation_offload_layers);
-     },
-     .write_json = [](const Strategy& s, J& j) {
-       if (s.activation_offload_layers != 0) j["activation_offload_layers"] = s.activation_offload_layers;
-     },
-     .read_json = [](const Json& j, const JsonWhere& w, Strategy& s) {
-       s.activation_offload_layers = detail::json_small_int(j, "activation_offload_layers", w, 0, 0);
-     },
+     .parse = parse_int_key<&Strategy::activation_offload_layers, 0>, .text = detail::offload_text,
+     .write_json = detail::write_offload_json, .read_json = detail::read_offload_json,
      .cost_values = cost_field<&Strategy::activation_offload_layers>,
      .copy = copy_field<&Strategy::activation_offload_layers>},
     // The per-stage form: last, in this order (stages= before layers=).
@@ -635,22 +594,6 @@ void set_strategy_key(Strategy& s, std::string_view key, std::string_view value,
     return;
   }
   throw InputError(fmt::format("{}: unknown key '{}' (valid keys: {})", where, key, strategy_key_list()));
-}
-
-std::set<std::string> strategy_text_keys(std::string_view text) {
-  std::set<std::string> out;
-  for (std::size_t start = 0; start <= text.size();) {
-    const std::size_t end = std::min(text.find(',', start), text.size());
-    const std::string_view item = text.substr(start, end - start);
-    std::string_view name = item.substr(0, item.find('='));
-    while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
-    while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
-    const std::string key = core::to_lower(name);
-    for (const auto& k : strategy_keys())
-      if (k.name == key || k.python_name == key) out.insert(std::string(k.name));
-    start = end + 1;
-  }
-  return out;
 }
 
 }  // namespace strata::cost

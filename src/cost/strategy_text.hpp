@@ -3,12 +3,14 @@
 // readers, and the one format of a violated rule.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "strata/core/json.hpp"
 #include "strata/cost/strategy.hpp"
+#include "strata/cost/strategy_keys.hpp"
 
 namespace strata::cost::detail {
 
@@ -32,6 +34,19 @@ std::vector<int> json_int_list(const core::Json& obj, std::string_view key, cons
                                int min_value);
 int json_small_int(const core::Json& obj, std::string_view key, const core::JsonWhere& where, int min_value,
                    int fallback);
+
+// --- The memory-knob keys' accessors (strategy_keys_memory.cpp; rows of the key table) ---
+void parse_gradbuf(Strategy& s, std::string_view key, std::string_view v, const std::string& where, KeyParseState& st);
+std::optional<std::string> gradbuf_text(const Strategy& s);
+void write_gradbuf_json(const Strategy& s, nlohmann::ordered_json& j);
+void read_gradbuf_json(const core::Json& j, const core::JsonWhere& w, Strategy& s);
+void parse_lpweights(Strategy& s, std::string_view key, std::string_view v, const std::string& where, KeyParseState& st);
+std::optional<std::string> lpweights_text(const Strategy& s);
+void write_lpweights_json(const Strategy& s, nlohmann::ordered_json& j);
+void read_lpweights_json(const core::Json& j, const core::JsonWhere& w, Strategy& s);
+std::optional<std::string> offload_text(const Strategy& s);
+void write_offload_json(const Strategy& s, nlohmann::ordered_json& j);
+void read_offload_json(const core::Json& j, const core::JsonWhere& w, Strategy& s);
 
 // --- Per-stage form (strategy_stages.cpp, strategy_stage_rules.cpp) ---
 // `stages=` and `layers=` values of the CLI syntax; layer groups are attached to the stages by attach_layer_groups
