@@ -329,7 +329,9 @@ void apply_zero3_comm(const model::LayerCost& lc, const StageContext& ctx, doubl
   Zero3Links l;
   l.latency_s = ctx.dp_allgather_latency_s;  // the ring's (n − 1) steps (cost/comm nccl_ring_time)
   l.s_per_byte = ctx.dp_allgather_s_per_byte;
-  l.gather_bytes_per_param = k.grad_comm_bytes_per_param;  // parameters gathered in the compute dtype
+  // Parameters gathered in the compute dtype, or in the stored low-precision format with lpweights=on (Megatron's
+  // --fp8/--fp4-param-gather gathers the fp8/fp4 weights: effective_recipe's weight bytes).
+  l.gather_bytes_per_param = std::min(k.grad_comm_bytes_per_param, k.weight_bytes_per_param);
   l.reduce_bytes_per_param = eng.reduce_in_fp32 ? std::max(4.0, k.grad_comm_bytes_per_param) : k.grad_comm_bytes_per_param;
   l.overlap_slowdown = k.overlap_slowdown;
   const Zero3LayerComm z = zero3_layer_comm(eng, mods, l);

@@ -311,6 +311,16 @@ double total_peak_flops(const Cluster& c, Dtype dt) {
   return total;
 }
 
+namespace {
+// The slowest GPU pair of a node with an intra-node bandwidth matrix (link_classes, tier_rows).
+double slowest_matrix_pair(const Node& n) {
+  double bw = kInf;
+  for (int i = 0; i < n.num_devices; ++i)
+    for (int k = i + 1; k < n.num_devices; ++k) bw = std::min(bw, pair_bw(*n.intra_bw_matrix, i, k));
+  return bw;
+}
+}  // namespace
+
 std::vector<TierRow> tier_rows(const Cluster& c) {
   std::vector<TierRow> out;
   for (const auto& n : c.nodes) {
@@ -331,13 +341,7 @@ std::vector<TierRow> tier_rows(const Cluster& c) {
     r.domain_gpus = n.num_devices;
     r.domain_link = link;
     r.domain_bw_bytes_per_s = n.intra.bw_bytes_per_s;
-    if (n.intra_bw_matrix) {
-      r.domain_bw_bytes_per_s = kInf;
-      for (int i = 0; i < n.num_devices; ++i)
-        for (int k = i + 1; k < n.num_devices; ++k)
-          r.domain_bw_bytes_per_s = std::min(r.domain_bw_bytes_per_s, pair_bw(*n.intra_bw_matrix, i, k));
-      if (n.num_devices < 2) r.domain_bw_bytes_per_s = 0;
-    }
+    if (n.intra_bw_matrix) r.domain_bw_bytes_per_s = n.num_devices < 2 ? 0.0 : slowest_matrix_pair(n);
     r.nic_link = n.nic.name;
     r.nics = n.nics;
     r.nic_bw_per_gpu_bytes_per_s = n.nic.bw_bytes_per_s * n.nics / std::max(1, n.num_devices);
@@ -384,10 +388,7 @@ std::vector<LinkClass> link_classes(const Cluster& c) {
     double bw = n.intra.bw_bytes_per_s;
     std::string name = n.intra.name;
     if (n.intra_bw_matrix) {
-      bw = kInf;
-      for (int i = 0; i < n.num_devices; ++i) {
-        for (int k = i + 1; k < n.num_devices; ++k) bw = std::min(bw, pair_bw(*n.intra_bw_matrix, i, k));
-      }
+      bw = slowest_matrix_pair(n);
       name += " (pair matrix)";
     }
     ++add("intra", name, bw, n.intra.latency_s).nodes;
